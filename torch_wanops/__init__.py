@@ -1,0 +1,27 @@
+"""torch_wanops: bit-exact, faster Wan VAE decoding through fused PyTorch custom ops.
+
+Importing the package registers ``torch.ops.wanops.cat_pad_5d`` and
+``torch.ops.wanops.dup_up3d_add``.
+"""
+
+import os as _os
+
+# An installed wheel carries the kernels as torch_wanops/csrc_triton; in a source
+# checkout they sit beside the package, so let the package path reach them there.
+_checkout_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(__path__[0], "csrc_triton")) and _os.path.isfile(
+    _os.path.join(_checkout_root, "csrc_triton", "cat_pad_5d.py")
+):
+    __path__.append(_checkout_root)
+
+from torch_wanops._backend import reference_kernels  # noqa: E402
+from torch_wanops.ops import cat_pad_5d, dup_up3d_add  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "cat_pad_5d",
+    "dup_up3d_add",
+    "reference_kernels",
+    "__version__",
+]

@@ -1,0 +1,105 @@
+"""Which implementation an op call takes: a Triton kernel or the torch reference.
+
+Triton is optional. On CUDA tensors of a kernel dtype the Triton kernels run; with
+``TRITON_INTERPRET=1`` (read once, at import, as Triton itself does) they run on
+CPU tensors instead, which is how CI exercises the real kernels without a GPU.
+Everything else takes the exact torch reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import logging
+import os
+from collections.abc import Iterator
+from types import ModuleType
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+INTERPRETER = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+_force_reference: contextvars.ContextVar[bool] = contextvars.ContextVar("wanops_force_reference", default=False)
+
+
+def kernel_module(name: str) -> ModuleType | None:
+    """The ``csrc_triton`` module ``name``, or None when Triton cannot be imported."""
+    try:
+        return importlib.import_module(f"torch_wanops.csrc_triton.{name}")
+    except ImportError as exc:  # triton missing or unusable: the reference paths still work
+        logger.debug("Triton kernels %s unavailable: %s", name, exc)
+        return None
+
+
+def triton_version() -> str | None:
+    try:
+        import triton
+    except ImportError:
+        return None
+    return triton.__version__
+
+
+def _kernel_device_ok(device: torch.device) -> bool:
+    if device.type == "cuda":
+        return not INTERPRETER
+    return device.type == "cpu" and INTERPRETER
+
+
+def implementation_name(device: torch.device | str, dtype: torch.dtype, kernels: ModuleType | None) -> str:
+    """``"triton"``, ``"triton-interpreter"`` or ``"reference"``: what an op takes for this device and dtype."""
+    if (
+        kernels is not None
+        and not _force_reference.get()
+        and dtype in KERNEL_DTYPES
+        and _kernel_device_ok(torch.device(device))
+    ):
+        return "triton-interpreter" if INTERPRETER else "triton"
+    return "reference"
+
+
+def uses_kernel(tensor: torch.Tensor, kernels: ModuleType | None) -> bool:
+    """Whether an op on ``tensor`` runs its Triton kernel (else the torch reference)."""
+    return implementation_name(tensor.device, tensor.dtype, kernels) != "reference"
+
+
+@contextlib.contextmanager
+def reference_kernels() -> Iterator[None]:
+    """Run every wanops op through its torch reference inside this block (this thread/context only)."""
+    token = _force_reference.set(True)
+    try:
+        yield
+    finally:
+        _force_reference.reset(token)
+
+
+def device_of(tensor: torch.Tensor) -> contextlib.AbstractContextManager:
+    """Make ``tensor``'s CUDA device current, so a launch lands on it and on its current stream."""
+    if tensor.device.type == "cuda":
+        return torch.cuda.device(tensor.device)
+    return contextlib.nullcontext()
+
+
+def index_needs_int64(*tensors: torch.Tensor) -> bool:
+    """True when an element offset in any of ``tensors`` may not fit in int32."""
+    limit = 2**31 - 1
+    for tensor in tensors:
+        span = sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()) if size > 0)
+        if span >= limit or tensor.numel() >= limit:
+            return True
+    return False
+
+
+def launch_tile(inner_size: int) -> tuple[int, int, int]:
+    """(ROWS, BLOCK, num_warps) for a kernel walking rows of ``inner_size`` contiguous elements.
+
+    BLOCK covers the innermost dimension (a power of two, at most 1024); ROWS fills
+    the tile to a fixed element count. The interpreter runs one Python step per
+    program, so it gets far larger tiles.
+    """
+    block = min(1024, max(16, 1 << max(0, inner_size - 1).bit_length()))
+    tile = 1 << 16 if INTERPRETER else 4096
+    return max(1, tile // block), block, 8 if tile // block * block >= 4096 else 4

@@ -1,0 +1,43 @@
+"""Typed entry points for the wanops custom ops; importing this registers them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from torch_wanops.ops import cat_pad_5d as _cat_pad_5d_module  # noqa: F401  (registers wanops::cat_pad_5d)
+from torch_wanops.ops import dup_up3d_add as _dup_up3d_add_module  # noqa: F401  (registers wanops::dup_up3d_add)
+
+
+def cat_pad_5d(
+    x: torch.Tensor,
+    cache: torch.Tensor | None,
+    padding: Sequence[int],
+    keep_cache_frames: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Build a causal Conv3d input from ``cache`` and ``x`` in one pass.
+
+    Returns ``(padded, next_cache)``: ``padded`` equals
+    ``F.pad(torch.cat([cache, x], 2), padding)`` with the front padding reduced by
+    the cached frames (same bits, same strides); ``next_cache`` holds its last
+    ``min(keep_cache_frames, frames)`` frames without the spatial border, or is an
+    empty ``(B, C, 0, H, W)`` tensor when ``keep_cache_frames == 0``.
+    ``padding = (w_left, w_right, h_top, h_bottom, t_front, t_back)``.
+    """
+    return torch.ops.wanops.cat_pad_5d(x, cache, list(padding), keep_cache_frames)
+
+
+def dup_up3d_add(
+    main: torch.Tensor,
+    source: torch.Tensor,
+    factor_t: int,
+    factor_s: int,
+    repeats: int,
+    drop_first: bool,
+) -> torch.Tensor:
+    """``main + DupUp3D(source)`` bit for bit, without materialising the shortcut."""
+    return torch.ops.wanops.dup_up3d_add(main, source, factor_t, factor_s, repeats, drop_first)
+
+
+__all__ = ["cat_pad_5d", "dup_up3d_add"]

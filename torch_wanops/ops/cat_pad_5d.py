@@ -1,0 +1,175 @@
+"""``wanops::cat_pad_5d``: the padded input of a cached causal Conv3d, built in one pass.
+
+Spec (the reference below): ``F.pad(torch.cat([cache, x], 2), padding)`` with the
+front padding reduced by the cached frames, plus optionally the next chunk's cache:
+the last ``keep_cache_frames`` frames of that output without the spatial border.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from torch_wanops import _backend
+from torch_wanops.ops._common import (
+    inner_is_channel,
+    reference_strides,
+    require,
+    require_int,
+    require_same_placement,
+    require_tensor,
+)
+
+_kernels = _backend.kernel_module("cat_pad_5d")
+
+
+def check_cat_pad_5d_args(
+    x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], keep_cache_frames: int
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    require_tensor(x, "x")
+    if cache is not None:
+        require_tensor(cache, "cache")
+        require_same_placement(x, "x", cache, "cache")
+        for dim, label in ((0, "batch"), (1, "channels"), (3, "height"), (4, "width")):
+            require(
+                cache.shape[dim] == x.shape[dim],
+                ValueError,
+                f"cache must match x in {label} (dim {dim}): cache {tuple(cache.shape)} vs x {tuple(x.shape)}",
+            )
+    if not isinstance(padding, (list, tuple)):
+        raise TypeError(f"padding must be a list of 6 ints, got {type(padding).__name__}")
+    require(len(padding) == 6, ValueError, f"padding must have 6 entries (w_left, w_right, h_top, h_bottom, t_front, t_back), got {len(padding)}")
+    for value in padding:
+        require_int(value, "padding entries")
+    w_left, w_right, h_top, h_bottom, t_front, t_back = padding
+    require(all(value >= 0 for value in padding), ValueError, f"padding must be non-negative, got {list(padding)}")
+    require(w_left == w_right, ValueError, f"padding must be symmetric in width (w_left == w_right), got {list(padding)}")
+    require(h_top == h_bottom, ValueError, f"padding must be symmetric in height (h_top == h_bottom), got {list(padding)}")
+    require(t_back == 0, ValueError, f"padding must have no back (t_back) padding for a causal conv, got {t_back}")
+    if cache is not None:
+        require(
+            cache.shape[2] <= t_front,
+            ValueError,
+            f"cache has {cache.shape[2]} frames, more than the front padding t_front={t_front} of padding",
+        )
+    require_int(keep_cache_frames, "keep_cache_frames")
+    require(keep_cache_frames >= 0, ValueError, f"keep_cache_frames must be >= 0, got {keep_cache_frames}")
+
+
+def cat_pad_5d_reference(x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int]) -> torch.Tensor:
+    """What stock ``WanCausalConv3d.forward`` feeds its convolution (the first output's spec)."""
+    padding = list(padding)
+    if cache is not None:
+        x = torch.cat([cache, x], dim=2)
+        padding[4] -= cache.shape[2]
+    return F.pad(x, padding)
+
+
+def _keep_frames(out_frames: int, keep_cache_frames: int) -> int:
+    return min(keep_cache_frames, out_frames)
+
+
+def _empty_next_cache(out: torch.Tensor, x: torch.Tensor, frames: int) -> torch.Tensor:
+    """The second output: ``frames`` frames of x's spatial size, in the first output's memory format."""
+    memory_format = torch.channels_last_3d if inner_is_channel(out) else torch.contiguous_format
+    batch, channels, _, height, width = x.shape
+    return torch.empty(
+        (batch, channels, frames, height, width), dtype=out.dtype, device=out.device, memory_format=memory_format
+    )
+
+
+def _reference_impl(x, cache, padding, keep_cache_frames):
+    out = cat_pad_5d_reference(x, cache, padding)
+    keep = _keep_frames(out.shape[2], keep_cache_frames)
+    next_cache = _empty_next_cache(out, x, keep)
+    if keep:
+        pad_w, pad_h = padding[0], padding[2]
+        next_cache.copy_(out[:, :, out.shape[2] - keep :, pad_h : pad_h + x.shape[3], pad_w : pad_w + x.shape[4]])
+    return out, next_cache
+
+
+def _launch(x, cache, padding, keep_cache_frames):
+    pad_w, _, pad_h, _, t_front, _ = padding
+    batch, channels, frames, height, width = x.shape
+    cache_frames = 0 if cache is None else cache.shape[2]
+    out_shape = (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
+    strides = reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
+    out = torch.empty_strided(out_shape, strides, dtype=x.dtype, device=x.device)
+    keep = _keep_frames(out_shape[2], keep_cache_frames)
+    next_cache = _empty_next_cache(out, x, keep)
+    if out.numel() == 0:
+        return out, next_cache
+    channel_inner = inner_is_channel(out)
+    inner_size = out_shape[1] if channel_inner else out_shape[4]
+    rows = out.numel() // inner_size
+    tile_rows, block, warps = _backend.launch_tile(inner_size)
+    grid = (-(-rows // tile_rows), -(-inner_size // block))
+    # Without a cache or a kept cache the kernel never dereferences those pointers.
+    cache_arg = x if cache is None else cache
+    keep_arg = out if keep == 0 else next_cache
+    with _backend.device_of(x):
+        _kernels.cat_pad_5d_kernel[grid](
+            x, cache_arg, out, keep_arg,
+            channels, height, width, cache_frames,
+            out_shape[2], out_shape[3], out_shape[4],
+            t_front - cache_frames, pad_h, pad_w, keep, inner_size, rows,
+            *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(),
+            HAS_CACHE=cache is not None,
+            HAS_KEEP=keep > 0,
+            INNER_IS_CHANNEL=channel_inner,
+            INDEX64=_backend.index_needs_int64(x, cache_arg, out, keep_arg),
+            ROWS=tile_rows,
+            BLOCK=block,
+            num_warps=warps,
+        )
+    return out, next_cache
+
+
+@torch.library.custom_op(
+    "wanops::cat_pad_5d",
+    mutates_args=(),
+    schema="(Tensor x, Tensor? cache, SymInt[] padding, int keep_cache_frames=0) -> (Tensor, Tensor)",
+)
+def _cat_pad_5d_op(x, cache, padding, keep_cache_frames=0):
+    # One kernel for every device: Triton where _backend allows it (CUDA, or CPU
+    # under TRITON_INTERPRET=1), the exact torch reference everywhere else.
+    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+    if _backend.uses_kernel(x, _kernels):
+        return _launch(x, cache, padding, keep_cache_frames)
+    return _reference_impl(x, cache, padding, keep_cache_frames)
+
+
+@_cat_pad_5d_op.register_fake
+def _cat_pad_5d_fake(x, cache, padding, keep_cache_frames=0):
+    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+    # Running the reference on fake tensors gives the real op's shape and strides.
+    out = cat_pad_5d_reference(x, cache, padding)
+    return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
+
+
+def _cat_pad_5d_setup_context(ctx, inputs, output):
+    x, cache, padding, _ = inputs
+    ctx.x_frames = x.shape[2]
+    ctx.cache_frames = None if cache is None else cache.shape[2]
+    ctx.spatial = (padding[2], x.shape[3], padding[0], x.shape[4])
+
+
+def _cat_pad_5d_backward(ctx, grad_out, grad_next_cache):
+    pad_h, height, pad_w, width = ctx.spatial
+    grad = grad_out[:, :, :, pad_h : pad_h + height, pad_w : pad_w + width]
+    if grad_next_cache is not None and grad_next_cache.shape[2] > 0:
+        # The kept frames are copies of the last output frames: their grads add up.
+        grad = grad.clone()
+        grad[:, :, grad.shape[2] - grad_next_cache.shape[2] :] += grad_next_cache
+    frames = grad.shape[2]
+    grad_x = grad[:, :, frames - ctx.x_frames :]
+    grad_cache = None
+    if ctx.cache_frames is not None:
+        grad_cache = grad[:, :, frames - ctx.x_frames - ctx.cache_frames : frames - ctx.x_frames]
+    return grad_x, grad_cache, None, None
+
+
+_cat_pad_5d_op.register_autograd(_cat_pad_5d_backward, setup_context=_cat_pad_5d_setup_context)

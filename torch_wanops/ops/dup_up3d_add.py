@@ -1,0 +1,160 @@
+"""``wanops::dup_up3d_add``: ``main + DupUp3D(source)`` without materialising the shortcut.
+
+Spec (the reference below): diffusers' ``DupUp3D.forward`` followed by the add of
+``WanResidualUpBlock``; the output has the dtype of ``main`` and the strides of
+that eager expression.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from torch_wanops import _backend
+from torch_wanops.ops._common import (
+    inner_is_channel,
+    reference_strides,
+    require,
+    require_int,
+    require_same_placement,
+    require_tensor,
+)
+
+_kernels = _backend.kernel_module("dup_up3d_add")
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def expected_main_shape(source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool) -> tuple:
+    batch, channels, frames, height, width = source.shape
+    dropped = factor_t - 1 if drop_first else 0
+    out_channels = channels * repeats // (factor_t * factor_s * factor_s)
+    return (batch, out_channels, frames * factor_t - dropped, height * factor_s, width * factor_s)
+
+
+def check_dup_up3d_add_args(
+    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    require_tensor(main, "main")
+    require_tensor(source, "source")
+    require_same_placement(main, "main", source, "source")
+    for value, name in ((factor_t, "factor_t"), (factor_s, "factor_s"), (repeats, "repeats")):
+        require_int(value, name)
+    if not isinstance(drop_first, bool):
+        raise TypeError(f"drop_first must be a bool, got {type(drop_first).__name__}")
+    for value, name in ((factor_t, "factor_t"), (factor_s, "factor_s")):
+        if not _is_power_of_two(value):
+            raise ValueError(f"{name} must be a positive power of two, got {value}")
+    if repeats <= 0:
+        raise ValueError(f"repeats must be positive, got {repeats}")
+    factor = factor_t * factor_s * factor_s
+    require(
+        source.shape[1] * repeats % factor == 0,
+        ValueError,
+        f"repeats={repeats} is inconsistent with source's {source.shape[1]} channels: "
+        f"channels * repeats must be a multiple of factor_t * factor_s**2 = {factor}",
+    )
+    expected = expected_main_shape(source, factor_t, factor_s, repeats, drop_first)
+    require(
+        tuple(main.shape) == expected,
+        ValueError,
+        f"main must have shape {expected} for this source and these factors, got {tuple(main.shape)}",
+    )
+
+
+def dup_up3d(source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool) -> torch.Tensor:
+    """diffusers' ``DupUp3D.forward``, operation for operation."""
+    batch, _, frames, height, width = source.shape
+    out_channels = source.shape[1] * repeats // (factor_t * factor_s * factor_s)
+    x = source.repeat_interleave(repeats, dim=1)
+    x = x.view(batch, out_channels, factor_t, factor_s, factor_s, frames, height, width)
+    x = x.permute(0, 1, 5, 2, 6, 3, 7, 4).contiguous()
+    x = x.view(batch, out_channels, frames * factor_t, height * factor_s, width * factor_s)
+    if drop_first:
+        x = x[:, :, factor_t - 1 :, :, :]
+    return x
+
+
+def dup_up3d_add_reference(
+    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+) -> torch.Tensor:
+    return main + dup_up3d(source, factor_t, factor_s, repeats, drop_first)
+
+
+def _launch(main, source, factor_t, factor_s, repeats, drop_first):
+    strides = reference_strides(dup_up3d_add_reference, (main, source), (factor_t, factor_s, repeats, drop_first))
+    out = torch.empty_strided(main.shape, strides, dtype=main.dtype, device=main.device)
+    if out.numel() == 0:
+        return out
+    batch, channels, frames, height, width = out.shape
+    channel_inner = inner_is_channel(out)
+    inner_size = channels if channel_inner else width
+    rows = out.numel() // inner_size
+    tile_rows, block, warps = _backend.launch_tile(inner_size)
+    grid = (-(-rows // tile_rows), -(-inner_size // block))
+    with _backend.device_of(main):
+        _kernels.dup_up3d_add_kernel[grid](
+            main, source, out,
+            channels, frames, height, width,
+            factor_t - 1 if drop_first else 0,
+            inner_size,
+            rows,
+            *main.stride(), *source.stride(), *out.stride(),
+            FACTOR_T=factor_t,
+            FACTOR_S=factor_s,
+            REPEATS=repeats,
+            INNER_IS_CHANNEL=channel_inner,
+            INDEX64=_backend.index_needs_int64(main, source, out),
+            ROWS=tile_rows,
+            BLOCK=block,
+            num_warps=warps,
+        )
+    return out
+
+
+@torch.library.custom_op(
+    "wanops::dup_up3d_add",
+    mutates_args=(),
+    schema="(Tensor main, Tensor source, int factor_t, int factor_s, int repeats, bool drop_first) -> Tensor",
+)
+def _dup_up3d_add_op(main, source, factor_t, factor_s, repeats, drop_first):
+    # One kernel for every device: Triton where _backend allows it (CUDA, or CPU
+    # under TRITON_INTERPRET=1), the exact torch reference everywhere else.
+    check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
+    if _backend.uses_kernel(main, _kernels):
+        return _launch(main, source, factor_t, factor_s, repeats, drop_first)
+    return dup_up3d_add_reference(main, source, factor_t, factor_s, repeats, drop_first)
+
+
+@_dup_up3d_add_op.register_fake
+def _dup_up3d_add_fake(main, source, factor_t, factor_s, repeats, drop_first):
+    check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
+    # Running the reference on fake tensors gives the real op's shape and strides.
+    return dup_up3d_add_reference(main, source, factor_t, factor_s, repeats, drop_first)
+
+
+def _dup_up3d_add_setup_context(ctx, inputs, output):
+    _, source, factor_t, factor_s, repeats, drop_first = inputs
+    ctx.source_shape = tuple(source.shape)
+    ctx.factors = (factor_t, factor_s, repeats, drop_first)
+
+
+def _dup_up3d_add_backward(ctx, grad):
+    batch, channels, frames, height, width = ctx.source_shape
+    factor_t, factor_s, repeats, drop_first = ctx.factors
+    grad_source = None
+    if ctx.needs_input_grad[1]:
+        full = grad
+        if drop_first and factor_t > 1:
+            # The dropped leading frames received no gradient.
+            full = torch.nn.functional.pad(grad, (0, 0, 0, 0, factor_t - 1, 0))
+        out_channels = channels * repeats // (factor_t * factor_s * factor_s)
+        full = full.reshape(batch, out_channels, frames, factor_t, height, factor_s, width, factor_s)
+        full = full.permute(0, 1, 3, 5, 7, 2, 4, 6).reshape(batch, channels, repeats, frames, height, width)
+        grad_source = full.sum(dim=2)
+    return grad, grad_source, None, None, None, None
+
+
+_dup_up3d_add_op.register_autograd(_dup_up3d_add_backward, setup_context=_dup_up3d_add_setup_context)
