@@ -4,11 +4,25 @@ DupUp3D repeats each source channel ``repeats`` times, then reads the repeated
 channel axis as (out_channel, t_factor, h_factor, w_factor) and moves those factors
 into time, height and width. Inverting that map gives, for each output element,
 the one source element it copies; the add is done in fp32 and rounded once to the
-output dtype, which is what ATen's elementwise add does for fp16/bf16/fp32.
+output dtype (to nearest, ties to even), which is what ATen's elementwise add does
+for fp16/bf16/fp32.
 """
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _round_to_bfloat16_grid(value):
+    """Round fp32 to the nearest bf16 value, ties to even, keeping it in fp32.
+
+    The following fp32->bf16 cast is then exact, so the result does not depend on
+    the cast's own rounding: the GPU rounds to nearest even, the Triton interpreter
+    truncates. NaN passes through unchanged.
+    """
+    bits = value.to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return tl.where(value != value, value, bits.to(tl.float32, bitcast=True))
 
 
 @triton.jit
@@ -77,5 +91,7 @@ def dup_up3d_add_kernel(
     main_value = tl.load(main_ptr + main_offset, mask=active)
     source_value = tl.load(source_ptr + source_offset, mask=active)
     total = main_value.to(tl.float32) + source_value.to(tl.float32)
+    if out_ptr.dtype.element_ty == tl.bfloat16:
+        total = _round_to_bfloat16_grid(total)
     out_offset = b * out_sb + c * out_sc + ot * out_st + oh * out_sh + ow * out_sw
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)

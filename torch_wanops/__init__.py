@@ -15,12 +15,22 @@ if not _os.path.isdir(_os.path.join(__path__[0], "csrc_triton")) and _os.path.is
     __path__.append(_checkout_root)
 
 from torch_wanops._backend import reference_kernels  # noqa: E402
+from torch_wanops.apply import apply_to, restore  # noqa: E402
+from torch_wanops.compile import compile_callable_with_fallback, compile_vae, prewarm  # noqa: E402
+from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E402
 from torch_wanops.ops import cat_pad_5d, dup_up3d_add  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "OmniAutoencoderKLWan",
+    "OmniWanDecoder",
+    "apply_to",
     "cat_pad_5d",
+    "compile_callable_with_fallback",
+    "compile_vae",
+    "prewarm",
+    "restore",
     "dup_up3d_add",
     "reference_kernels",
     "__version__",

@@ -1,0 +1,58 @@
+"""Switch a diffusers Wan VAE (or pipeline, or bare decoder) to OmniWanDecoder and back.
+
+Only the decoder object's class changes: no weights are copied and nothing global
+is patched, so every other Wan VAE in the process stays stock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from diffusers.models.autoencoders.autoencoder_kl_wan import AutoencoderKLWan, WanDecoder3d
+
+from torch_wanops.decoder import OmniWanDecoder
+
+T = TypeVar("T")
+
+
+def find_decoder(obj: Any, argument: str = "obj") -> WanDecoder3d:
+    """The Wan decoder inside ``obj``: an AutoencoderKLWan, an object with a ``.vae`` that is one, or a WanDecoder3d."""
+    if isinstance(obj, WanDecoder3d):
+        decoder = obj
+    elif isinstance(obj, AutoencoderKLWan):
+        decoder = obj.decoder
+    elif isinstance(getattr(obj, "vae", None), AutoencoderKLWan):
+        decoder = obj.vae.decoder
+    else:
+        raise TypeError(
+            f"{argument} must be a diffusers AutoencoderKLWan, an object whose .vae is one (a pipeline), "
+            f"or a WanDecoder3d; got {type(obj).__name__}"
+        )
+    if type(decoder) not in (WanDecoder3d, OmniWanDecoder):
+        raise TypeError(
+            f"{argument} holds a decoder of type {type(decoder).__name__}, a subclass of WanDecoder3d that "
+            "torch_wanops does not know; it is left unchanged"
+        )
+    return decoder
+
+
+def find_vae(obj: Any) -> AutoencoderKLWan | None:
+    """The AutoencoderKLWan that ``obj`` is or holds as ``.vae``; None for a bare decoder."""
+    if isinstance(obj, AutoencoderKLWan):
+        return obj
+    vae = getattr(obj, "vae", None)
+    return vae if isinstance(vae, AutoencoderKLWan) else None
+
+
+def apply_to(obj: T) -> T:
+    """Run ``obj``'s Wan decoder through the wanops ops, in place; idempotent; returns ``obj``."""
+    find_decoder(obj).__class__ = OmniWanDecoder
+    return obj
+
+
+def restore(obj: T) -> T:
+    """Undo :func:`apply_to` (and any :func:`torch_wanops.compile_vae`) on ``obj``; returns ``obj``."""
+    decoder = find_decoder(obj)
+    decoder.__dict__.pop("forward", None)  # the compiled per-chunk forward, if compile_vae set one
+    decoder.__class__ = WanDecoder3d
+    return obj

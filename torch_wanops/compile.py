@@ -1,0 +1,218 @@
+"""Compile the per-chunk Wan decoder forward, with an eager fallback, an on/off switch and prewarm.
+
+Granularity matters (see ``../shared/notes/baseline-h200.md`` in the project): the
+frame loop in ``AutoencoderKLWan._decode`` is left eager and only the decoder's
+per-chunk forward is compiled, wanops ops included (Dynamo sees them through their
+fake implementations, so there is no graph break). A decode then needs two graphs
+per latent shape: the first chunk and every later chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
+
+from torch_wanops.apply import apply_to, find_decoder, find_vae
+from torch_wanops.decoder import OmniWanDecoder
+
+logger = logging.getLogger(__name__)
+
+ENV_SWITCH = "WANOPS_COMPILE_VAE"
+_TRUE = ("1", "true", "yes")
+_FALSE = ("0", "false", "no")
+# Tiled decode meets a few tile shapes, two graphs each; keep Dynamo from giving up on them.
+_RECOMPILE_LIMIT = 64
+
+
+class _CompiledWithFallback:
+    """Calls the compiled callable until it raises once, then the eager one for good."""
+
+    def __init__(self, eager: Callable[..., Any], compiled: Callable[..., Any], label: str) -> None:
+        self._eager = eager
+        self._compiled: Callable[..., Any] | None = compiled
+        self._label = label
+        self._lock = threading.Lock()
+
+    @property
+    def compiled_active(self) -> bool:
+        return self._compiled is not None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            return self._eager(*args, **kwargs)
+        try:
+            return compiled(*args, **kwargs)
+        except Exception as exc:
+            with self._lock:
+                first_failure = self._compiled is not None
+                self._compiled = None
+            if first_failure:
+                logger.warning(
+                    "%s: compiled call failed (%s: %s); disabling compilation and retrying eagerly.",
+                    self._label,
+                    type(exc).__name__,
+                    exc,
+                )
+            return self._eager(*args, **kwargs)
+
+
+def compile_callable_with_fallback(
+    fn: Callable[..., Any], *, label: str, **compile_kwargs: Any
+) -> tuple[Callable[..., Any], bool]:
+    """``torch.compile(fn, **compile_kwargs)`` that can never break the caller.
+
+    Returns ``(fn, False)`` if ``torch.compile`` itself raises. Otherwise returns a
+    wrapper and ``True``: the wrapper runs the compiled callable, and the first time
+    that raises it logs a warning, returns ``fn``'s result, and runs ``fn`` from then on.
+    """
+    try:
+        compiled = torch.compile(fn, **compile_kwargs)
+    except Exception as exc:
+        logger.warning("%s: torch.compile failed (%s: %s); continuing eagerly.", label, type(exc).__name__, exc)
+        return fn, False
+    return _CompiledWithFallback(fn, compiled, label), True
+
+
+def compile_enabled_from_env() -> bool:
+    """The ``WANOPS_COMPILE_VAE`` switch: 1/0/true/false/yes/no, any case; unset means on."""
+    raw = os.environ.get(ENV_SWITCH)
+    if raw is None:
+        return True
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{ENV_SWITCH} must be one of 1/0/true/false/yes/no (any case), got {raw!r}")
+
+
+def _recompile_limit_patch() -> Any:
+    name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    current = getattr(torch._dynamo.config, name)
+    return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
+
+
+class _ChunkForward:
+    """The per-chunk decoder forward that compile_vae installs on the decoder instance."""
+
+    def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:
+        label = f"torch_wanops {type(decoder).__name__}.forward"
+        self.call, self.active = compile_callable_with_fallback(
+            decoder.decode_chunk, label=label, mode=mode, fullgraph=fullgraph, dynamic=dynamic
+        )
+
+    def __call__(
+        self,
+        x: torch.Tensor,
+        feat_cache: list[Any] | None = None,
+        feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
+        first_chunk: bool = False,
+    ) -> torch.Tensor:
+        with _recompile_limit_patch():
+            return self.call(x, feat_cache, feat_idx, first_chunk, True)
+
+
+def compile_vae(
+    obj: Any,
+    *,
+    mode: str = "default",
+    fullgraph: bool = True,
+    dynamic: bool | None = False,
+    enabled: bool | None = None,
+) -> bool:
+    """Compile ``obj``'s Wan decoder per chunk (applying OmniWanDecoder first); returns whether compilation is on.
+
+    ``obj`` is anything :func:`torch_wanops.apply_to` takes. ``enabled=None`` reads
+    ``WANOPS_COMPILE_VAE``. Disabled, the decoder still runs the lossless eager ops.
+    Compiled output may round differently from eager (Inductor fuses the elementwise
+    work around the ops); see the README for the measured difference.
+    """
+    if enabled is None:
+        enabled = compile_enabled_from_env()
+    elif not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool or None, got {type(enabled).__name__}")
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str, got {type(mode).__name__}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise TypeError(f"dynamic must be a bool or None, got {type(dynamic).__name__}")
+    decoder = find_decoder(apply_to(obj))
+    decoder.__dict__.pop("forward", None)
+    if not enabled:
+        logger.info("torch_wanops: %s is off; the decoder runs the eager lossless path.", ENV_SWITCH)
+        return False
+    chunk_forward = _ChunkForward(decoder, mode, fullgraph, dynamic)
+    if chunk_forward.active:
+        decoder.forward = chunk_forward
+    return chunk_forward.active
+
+
+def is_compiled(obj: Any) -> bool:
+    """Whether ``obj``'s decoder runs a compiled forward that has not fallen back to eager."""
+    forward = find_decoder(obj).__dict__.get("forward")
+    return isinstance(forward, _ChunkForward) and getattr(forward.call, "compiled_active", False)
+
+
+def _check_latent_shape(latent_shape: Sequence[int]) -> tuple[int, ...]:
+    if not isinstance(latent_shape, (tuple, list, torch.Size)):
+        raise TypeError(f"latent_shape must be a sequence of 5 ints (B, C, T, H, W), got {type(latent_shape).__name__}")
+    if len(latent_shape) != 5 or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in latent_shape
+    ):
+        raise ValueError(f"latent_shape must be 5 positive ints (B, C, T, H, W), got {tuple(latent_shape)}")
+    return tuple(latent_shape)
+
+
+def prewarm(
+    obj: Any,
+    latent_shape: Sequence[int],
+    *,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+) -> bool:
+    """Decode random latents of ``latent_shape`` once, so compilation and autotuning happen before traffic.
+
+    Use at least two latent frames to warm both graphs (first chunk, later chunks).
+    Returns whether the decode succeeded; a failure is logged, never raised.
+    """
+    shape = _check_latent_shape(latent_shape)
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
+    decoder = find_decoder(obj)
+    vae = find_vae(obj)
+    parameter = next(decoder.parameters())
+    dtype = dtype or parameter.dtype
+    device = torch.device(device) if device is not None else parameter.device
+    try:
+        generator = torch.Generator(device="cpu").manual_seed(0)
+        latents = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
+        # no_grad, as diffusers pipelines decode: inference_mode would warm other graphs.
+        with torch.no_grad():
+            if vae is None:
+                feat_cache: list[Any] = [None] * sum(isinstance(m, WanCausalConv3d) for m in decoder.modules())
+                for index in range(shape[2]):
+                    chunk = latents[:, :, index : index + 1]
+                    decoder(chunk, feat_cache=feat_cache, feat_idx=[0], first_chunk=index == 0)
+            else:
+                vae.decode(latents, return_dict=False)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    except Exception as exc:
+        logger.warning(
+            "torch_wanops prewarm at latent shape %s failed (%s: %s); serving will continue.",
+            shape,
+            type(exc).__name__,
+            exc,
+        )
+        return False
+    logger.info("torch_wanops prewarm at latent shape %s done.", shape)
+    return True

@@ -1,0 +1,208 @@
+"""OmniWanDecoder: diffusers' Wan VAE decoder, run through the wanops ops.
+
+The subclass keeps ``WanDecoder3d``'s constructor, submodules and state_dict keys,
+and its ``forward`` keeps the stock cache protocol (the per-conv cache list,
+``feat_idx``, the ``"Rep"`` marker of the temporal upsampler, ``first_chunk``), so
+``AutoencoderKLWan._decode``, ``tiled_decode`` and slicing drive it unchanged. It
+walks the module tree itself: every padded causal conv gets its input and its next
+cache from ``cat_pad_5d`` in one pass, and every Wan2.2 residual up block adds its
+DupUp3D shortcut with ``dup_up3d_add``. Norms, activations, attention and the 2-D
+resamplers are the stock child modules, called as they are. A child of a type the
+walk does not know runs its own stock ``forward``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+import torch.nn as nn
+from diffusers.models.autoencoders.autoencoder_kl_wan import (
+    CACHE_T,
+    AutoencoderKLWan,
+    DupUp3D,
+    WanCausalConv3d,
+    WanDecoder3d,
+    WanMidBlock,
+    WanResample,
+    WanResidualBlock,
+    WanResidualUpBlock,
+    WanUpBlock,
+)
+
+from torch_wanops.ops import cat_pad_5d, dup_up3d_add
+from torch_wanops.ops._common import inner_is_channel
+
+FeatCache = list[Any] | None
+REP_MARKER = "Rep"
+
+
+def _stock_cached_conv(conv: nn.Module, x: torch.Tensor, feat_cache: list, feat_idx: list[int]) -> torch.Tensor:
+    """The stock protocol for a conv the ops cannot stand in for (a foreign subclass, say)."""
+    idx = feat_idx[0]
+    cached = feat_cache[idx]
+    next_cache = x[:, :, -CACHE_T:, :, :].clone()
+    if next_cache.shape[2] < 2 and isinstance(cached, torch.Tensor):
+        next_cache = torch.cat([cached[:, :, -1, :, :].unsqueeze(2).to(next_cache.device), next_cache], dim=2)
+    elif next_cache.shape[2] < 2 and cached == REP_MARKER:
+        next_cache = torch.cat([torch.zeros_like(next_cache), next_cache], dim=2)
+    out = conv(x, cached) if isinstance(cached, torch.Tensor) else conv(x)
+    feat_cache[idx] = next_cache
+    feat_idx[0] += 1
+    return out
+
+
+def _fusable_conv(conv: nn.Module) -> bool:
+    # The fused cache is the last CACHE_T frames of [front zeros, cache, x]; it equals
+    # the stock cache (up to leading zero frames that the next chunk's padding would
+    # supply anyway) only when the conv pads at least CACHE_T frames in front.
+    return type(conv) is WanCausalConv3d and conv._padding[4] >= CACHE_T
+
+
+def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+    """A causal conv step, reading and refreshing its cache slot when there is a cache."""
+    if not _fusable_conv(conv):
+        if feat_cache is None:
+            return conv(x)
+        return _stock_cached_conv(conv, x, feat_cache, feat_idx)
+    if feat_cache is None:
+        padded, _ = cat_pad_5d(x, None, conv._padding)
+        return nn.Conv3d.forward(conv, padded)
+    idx = feat_idx[0]
+    cached = feat_cache[idx]
+    # "Rep" (temporal upsampler after the first chunk) means "no cached frames".
+    cached = cached if isinstance(cached, torch.Tensor) else None
+    padded, feat_cache[idx] = cat_pad_5d(x, cached, conv._padding, CACHE_T)
+    feat_idx[0] += 1
+    return nn.Conv3d.forward(conv, padded)
+
+
+def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A residual block's shortcut: Identity, or a 1x1x1 causal conv (no padding, no cache)."""
+    if type(conv) is WanCausalConv3d and not any(conv._padding):
+        # Stock pads by zero (a copy of x) before the conv; the conv sees the same values.
+        return nn.Conv3d.forward(conv, x)
+    return conv(x)
+
+
+def residual_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+    if type(block) is not WanResidualBlock:
+        return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
+    shortcut = _pointwise_conv(block.conv_shortcut, x)
+    x = block.nonlinearity(block.norm1(x))
+    x = causal_conv(block.conv1, x, feat_cache, feat_idx)
+    x = block.dropout(block.nonlinearity(block.norm2(x)))
+    x = causal_conv(block.conv2, x, feat_cache, feat_idx)
+    return x + shortcut
+
+
+def _zero_cache(x: torch.Tensor) -> torch.Tensor:
+    """The tensor form of the "Rep" marker: CACHE_T zero frames, laid out like cat_pad_5d's caches."""
+    batch, channels, _, height, width = x.shape
+    memory_format = torch.channels_last_3d if inner_is_channel(x) else torch.contiguous_format
+    zeros = torch.empty(
+        (batch, channels, CACHE_T, height, width), dtype=x.dtype, device=x.device, memory_format=memory_format
+    )
+    return zeros.zero_()
+
+
+def resample(
+    module: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], zero_rep: bool
+) -> torch.Tensor:
+    if type(module) is not WanResample or module.mode not in ("upsample2d", "upsample3d"):
+        return module(x, feat_cache=feat_cache, feat_idx=feat_idx)
+    batch, channels, frames, height, width = x.shape
+    if module.mode == "upsample3d" and feat_cache is not None:
+        idx = feat_idx[0]
+        if feat_cache[idx] is None:
+            # First chunk: no temporal upsampling; later chunks start from zero frames,
+            # marked "Rep" (stock) or, with zero_rep, stored as zeros so that every
+            # later chunk sees the same cache types (one compiled graph, not two).
+            feat_cache[idx] = _zero_cache(x) if zero_rep else REP_MARKER
+            feat_idx[0] += 1
+        else:
+            x = causal_conv(module.time_conv, x, feat_cache, feat_idx)
+            x = x.reshape(batch, 2, channels, frames, height, width)
+            x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
+            x = x.reshape(batch, channels, frames * 2, height, width)
+    frames = x.shape[2]
+    x = x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width)
+    x = module.resample(x)
+    return x.view(batch, frames, x.size(1), x.size(2), x.size(3)).permute(0, 2, 1, 3, 4)
+
+
+def mid_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+    if type(block) is not WanMidBlock:
+        return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
+    x = residual_block(block.resnets[0], x, feat_cache, feat_idx)
+    for attention, resnet in zip(block.attentions, block.resnets[1:]):
+        if attention is not None:
+            x = attention(x)
+        x = residual_block(resnet, x, feat_cache, feat_idx)
+    return x
+
+
+def up_block(
+    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], first_chunk: bool, zero_rep: bool
+) -> torch.Tensor:
+    block_type = type(block)
+    if block_type is WanUpBlock:
+        for resnet in block.resnets:
+            x = residual_block(resnet, x, feat_cache, feat_idx)
+        if block.upsamplers is not None:
+            x = resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep)
+        return x
+    if block_type is not WanResidualUpBlock:
+        return block(x, feat_cache=feat_cache, feat_idx=feat_idx, first_chunk=first_chunk)
+    # Stock clones the block input for the shortcut; nothing below writes to it in place.
+    source = x
+    for resnet in block.resnets:
+        x = residual_block(resnet, x, feat_cache, feat_idx)
+    if block.upsampler is not None:
+        x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep)
+    shortcut = block.avg_shortcut
+    if shortcut is None:
+        return x
+    if type(shortcut) is not DupUp3D:
+        return x + shortcut(source, first_chunk=first_chunk)
+    return dup_up3d_add(x, source, shortcut.factor_t, shortcut.factor_s, shortcut.repeats, bool(first_chunk))
+
+
+class OmniWanDecoder(WanDecoder3d):
+    """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit."""
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        feat_cache: list[Any] | None = None,
+        feat_idx: list[int] = [0],  # noqa: B006 - the stock signature, shared counter included
+        first_chunk: bool = False,
+    ) -> torch.Tensor:
+        return self.decode_chunk(x, feat_cache, feat_idx, first_chunk)
+
+    def decode_chunk(
+        self,
+        x: torch.Tensor,
+        feat_cache: list[Any] | None,
+        feat_idx: list[int],
+        first_chunk: bool,
+        zero_rep: bool = False,
+    ) -> torch.Tensor:
+        """One latent chunk; ``zero_rep`` stores the "Rep" marker as zero frames (same output bits)."""
+        x = causal_conv(self.conv_in, x, feat_cache, feat_idx)
+        x = mid_block(self.mid_block, x, feat_cache, feat_idx)
+        for block in self.up_blocks:
+            x = up_block(block, x, feat_cache, feat_idx, first_chunk, zero_rep)
+        x = self.nonlinearity(self.norm_out(x))
+        return causal_conv(self.conv_out, x, feat_cache, feat_idx)
+
+
+class OmniAutoencoderKLWan(AutoencoderKLWan):
+    """``AutoencoderKLWan`` whose decoder is an :class:`OmniWanDecoder`; same config, keys and bits."""
+
+    # wraps() keeps the stock signature visible to diffusers' config machinery.
+    @functools.wraps(AutoencoderKLWan.__init__)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.decoder.__class__ = OmniWanDecoder
