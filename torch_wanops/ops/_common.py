@@ -9,8 +9,11 @@ import torch
 
 
 def require(condition: object, error: type[Exception], message: str) -> None:
-    """Raise ``error(message)``; works for plain and symbolic (SymBool) conditions."""
-    torch._check_with(error, condition, lambda: message)
+    """Raise ``error(message)`` unless ``condition``; a symbolic (SymBool) condition becomes a runtime check."""
+    if isinstance(condition, torch.SymBool):
+        torch._check_with(error, condition, lambda: message)
+    elif not condition:
+        raise error(message)
 
 
 def require_tensor(value: object, name: str, ndim: int = 5) -> None:

@@ -1,0 +1,72 @@
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+import torch_wanops
+from torch_wanops import _backend
+
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "gpu",
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpu" if torch.cuda.is_available() else "ci"))
+
+HAS_CUDA = torch.cuda.is_available()
+cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+
+# Where the Triton kernels can run in this process: CUDA, or CPU under TRITON_INTERPRET=1.
+KERNEL_DEVICE = "cuda" if HAS_CUDA and not _backend.INTERPRETER else ("cpu" if _backend.INTERPRETER else None)
+HAS_KERNELS = KERNEL_DEVICE is not None and _backend.kernel_module("cat_pad_5d") is not None
+
+# (device, implementation) pairs that this machine can test.
+IMPLEMENTATIONS = [("cpu", "reference")]
+if HAS_CUDA:
+    IMPLEMENTATIONS.append(("cuda", "reference"))
+if HAS_KERNELS:
+    IMPLEMENTATIONS.append((KERNEL_DEVICE, "triton"))
+
+
+def impl_params():
+    return pytest.mark.parametrize("device,impl", IMPLEMENTATIONS, ids=[f"{d}-{i}" for d, i in IMPLEMENTATIONS])
+
+
+def run_impl(impl, fn, *args, **kwargs):
+    """Run ``fn`` with the wanops ops pinned to ``impl`` ("reference" or "triton")."""
+    if impl == "reference":
+        with torch_wanops.reference_kernels():
+            return fn(*args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def make_layout(tensor: torch.Tensor, layout: str) -> torch.Tensor:
+    """``tensor``'s values in another memory layout (same logical shape)."""
+    if layout == "contiguous":
+        return tensor.contiguous()
+    if layout == "channels_last":
+        return tensor.contiguous(memory_format=torch.channels_last_3d)
+    if layout == "permuted":  # stored as (B, T, C, H, W)
+        return tensor.permute(0, 2, 1, 3, 4).contiguous().permute(0, 2, 1, 3, 4)
+    if layout == "strided":  # every other element of a wider buffer along W
+        wide = torch.zeros(*tensor.shape[:4], tensor.shape[4] * 2, dtype=tensor.dtype, device=tensor.device)
+        view = wide[..., ::2]
+        view.copy_(tensor)
+        return view
+    raise ValueError(layout)
+
+
+LAYOUTS = ("contiguous", "channels_last", "permuted", "strided")
+
+
+def random_tensor(shape, dtype, device, seed):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=generator, dtype=torch.float32).to(dtype=dtype, device=device)
