@@ -1,0 +1,259 @@
+"""OmniWanDecoder against stock diffusers: same keys, same bits, same strides, same cache protocol."""
+
+import types
+
+import pytest
+import torch
+from conftest import HAS_KERNELS, KERNEL_DEVICE, cuda, run_impl
+from diffusers import AutoencoderKLWan
+from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d, WanDecoder3d, WanResidualBlock
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torch_wanops
+from torch_wanops.configs import build_vae, latent_channels, latent_shape
+
+ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
+# Decoder tests run through the Triton kernels where this machine can (interpreter on
+# CPU in CI, CUDA on a GPU) and through the reference kernels.
+IMPLS = [("cpu", "reference")] + ([(KERNEL_DEVICE, "triton")] if HAS_KERNELS else [])
+
+
+def pair(arch, dtype=torch.float32, device="cpu", channels_last=False, seed=0):
+    stock = build_vae(arch, seed=seed, dtype=dtype, device=device)
+    omni = build_vae(arch, seed=seed, dtype=dtype, device=device, vae_class=torch_wanops.OmniAutoencoderKLWan)
+    if channels_last:
+        for model in (stock, omni):
+            for module in model.decoder.modules():
+                if isinstance(module, (torch.nn.Conv3d, torch.nn.Conv2d)):
+                    fmt = torch.channels_last_3d if module.weight.dim() == 5 else torch.channels_last
+                    module.weight.data = module.weight.data.contiguous(memory_format=fmt)
+    return stock, omni
+
+
+def latents(arch, dtype, device, frames=3, batch=1, height=4, width=6, channels_last=False, seed=1):
+    shape = (batch, latent_channels(arch), frames, height, width)
+    z = torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(device=device, dtype=dtype)
+    return z.contiguous(memory_format=torch.channels_last_3d) if channels_last else z
+
+
+def assert_same_decode(stock, omni, z, impl="triton", grad_mode=torch.no_grad):
+    with grad_mode():
+        expected = stock.decode(z, return_dict=False)[0]
+        got = run_impl(impl, omni.decode, z, return_dict=False)[0]
+    assert got.shape == expected.shape
+    assert got.stride() == expected.stride()
+    assert torch.equal(got, expected)
+    return got
+
+
+CASES = [
+    # (dtype, channels_last, batch, frames)
+    (torch.float32, False, 1, 3),
+    (torch.float32, True, 1, 3),
+    (torch.bfloat16, False, 1, 3),
+    (torch.bfloat16, True, 2, 2),
+    (torch.float16, False, 2, 2),
+    (torch.float16, True, 1, 3),
+    (torch.float32, False, 1, 1),
+    (torch.float32, True, 2, 5),
+]
+
+
+@pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,channels_last,batch,frames", CASES, ids=str)
+def test_decode_is_bit_exact(device, impl, arch, dtype, channels_last, batch, frames):
+    stock, omni = pair(arch, dtype, device, channels_last)
+    z = latents(arch, dtype, device, frames=frames, batch=batch, channels_last=channels_last)
+    assert_same_decode(stock, omni, z, impl)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("grad_mode", [torch.no_grad, torch.inference_mode, torch.enable_grad], ids=lambda m: m.__name__)
+def test_grad_modes(arch, grad_mode):
+    stock, omni = pair(arch)
+    z = latents(arch, torch.float32, "cpu", frames=2)
+    got = assert_same_decode(stock, omni, z, grad_mode=grad_mode)
+    if grad_mode is torch.enable_grad:
+        assert got.requires_grad
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_gradients_flow_through_the_ops(arch):
+    stock, omni = pair(arch, dtype=torch.float64)
+    z = latents(arch, torch.float64, "cpu", frames=2)
+    grads = []
+    for model in (stock, omni):
+        leaf = z.clone().requires_grad_(True)
+        model.decode(leaf, return_dict=False)[0].square().sum().backward()
+        grads.append(leaf.grad)
+        assert all(p.grad is not None for p in model.decoder.parameters())
+    # Autograd may sum the cache and conv-input branches in another order: float64, tight tolerance.
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tiled_decode(device, impl, arch):
+    stock, omni = pair(arch, device=device)
+    scale = 16 if "2.2" in arch else 8
+    for model in (stock, omni):
+        model.enable_tiling(tile_sample_min_height=4 * scale, tile_sample_min_width=4 * scale,
+                            tile_sample_stride_height=3 * scale, tile_sample_stride_width=3 * scale)
+    z = latents(arch, torch.float32, device, frames=2, height=6, width=7)
+    assert z.shape[-1] > 4  # really tiled
+    assert_same_decode(stock, omni, z, impl)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sliced_decode(arch):
+    stock, omni = pair(arch)
+    for model in (stock, omni):
+        model.enable_slicing()
+    assert_same_decode(stock, omni, latents(arch, torch.float32, "cpu", frames=2, batch=2))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_state_dict_and_structure_are_stock(arch):
+    stock, omni = pair(arch)
+    assert isinstance(omni.decoder, torch_wanops.OmniWanDecoder)
+    assert isinstance(omni.decoder, WanDecoder3d)
+    assert list(stock.state_dict()) == list(omni.state_dict())
+    for (name, a), (_, b) in zip(stock.state_dict().items(), omni.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert [type(m) for m in stock.decoder.modules()][1:] == [type(m) for m in omni.decoder.modules()][1:]
+
+
+class OpCounter(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.counts = {"cat_pad_5d": 0, "dup_up3d_add": 0}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if name in self.counts:
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_decode_calls_the_ops(arch):
+    _, omni = pair(arch)
+    frames = 3
+    z = latents(arch, torch.float32, "cpu", frames=frames)
+    padded_convs = [m for m in omni.decoder.modules() if type(m) is WanCausalConv3d and any(m._padding)]
+    time_convs = [m for m in omni.decoder.modules() if hasattr(m, "time_conv")]
+    shortcuts = [b for b in omni.decoder.up_blocks if getattr(b, "avg_shortcut", None) is not None]
+    with torch.no_grad(), OpCounter() as counter:
+        omni.decode(z)
+    # The temporal upsamplers' convs skip the first chunk ("Rep").
+    assert counter.counts["cat_pad_5d"] == frames * len(padded_convs) - len(time_convs)
+    assert counter.counts["dup_up3d_add"] == frames * len(shortcuts)
+    assert counter.counts["dup_up3d_add"] > 0 if "2.2" in arch else counter.counts["dup_up3d_add"] == 0
+
+
+class PatchedResidualBlock(WanResidualBlock):
+    """A user subclass the decoder's walk does not know: it must run its own forward."""
+
+    calls = 0
+
+    def forward(self, x, feat_cache=None, feat_idx=[0]):  # noqa: B006
+        PatchedResidualBlock.calls += 1
+        return super().forward(x, feat_cache=feat_cache, feat_idx=feat_idx)
+
+
+class PatchedCausalConv(WanCausalConv3d):
+    calls = 0
+
+    def forward(self, x, cache_x=None):
+        PatchedCausalConv.calls += 1
+        return super().forward(x, cache_x)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_unknown_child_subclasses_run_their_stock_forward(arch):
+    stock, omni = pair(arch)
+    omni.decoder.mid_block.resnets[0].__class__ = PatchedResidualBlock
+    omni.decoder.up_blocks[0].resnets[0].conv1.__class__ = PatchedCausalConv
+    time_conv = next(m for m in omni.decoder.modules() if hasattr(m, "time_conv")).time_conv
+    time_conv.__class__ = PatchedCausalConv
+    PatchedResidualBlock.calls = PatchedCausalConv.calls = 0
+    assert_same_decode(stock, omni, latents(arch, torch.float32, "cpu", frames=3))
+    assert PatchedResidualBlock.calls == 3
+    assert PatchedCausalConv.calls == 3 + 2  # conv1 every chunk, time_conv after the first
+
+
+def test_apply_to_and_restore():
+    stock, _ = pair("wan2.2-tiny")
+    vae = build_vae("wan2.2-tiny")
+    weight = vae.decoder.conv_in.weight
+    z = latents("wan2.2-tiny", torch.float32, "cpu", frames=2)
+    assert torch_wanops.apply_to(vae) is vae
+    assert type(vae.decoder) is torch_wanops.OmniWanDecoder
+    assert vae.decoder.conv_in.weight is weight  # no copies
+    torch_wanops.apply_to(vae)  # idempotent
+    assert type(vae.decoder) is torch_wanops.OmniWanDecoder
+    assert_same_decode(stock, vae, z)
+    torch_wanops.restore(vae)
+    assert type(vae.decoder) is WanDecoder3d
+    assert type(build_vae("wan2.2-tiny").decoder) is WanDecoder3d  # nothing global changed
+
+    pipeline = types.SimpleNamespace(vae=vae)
+    assert torch_wanops.apply_to(pipeline) is pipeline and type(vae.decoder) is torch_wanops.OmniWanDecoder
+    torch_wanops.restore(pipeline)
+    decoder = vae.decoder
+    assert torch_wanops.apply_to(decoder) is decoder and type(decoder) is torch_wanops.OmniWanDecoder
+    torch_wanops.restore(decoder)
+    assert type(decoder) is WanDecoder3d
+
+
+@pytest.mark.parametrize("bad", [object(), torch.nn.Linear(2, 2), types.SimpleNamespace(vae=3), None])
+def test_apply_to_rejects_other_objects(bad):
+    with pytest.raises(TypeError, match="obj must be a diffusers AutoencoderKLWan"):
+        torch_wanops.apply_to(bad)
+
+
+def test_apply_to_rejects_unknown_decoder_subclass():
+    class CustomDecoder(WanDecoder3d):
+        pass
+
+    vae = build_vae("wan2.1-tiny")
+    vae.decoder.__class__ = CustomDecoder
+    with pytest.raises(TypeError, match="CustomDecoder"):
+        torch_wanops.apply_to(vae)
+    assert type(vae.decoder) is CustomDecoder
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_from_pretrained_round_trip(arch, tmp_path):
+    stock = build_vae(arch)
+    stock.save_pretrained(tmp_path)
+    omni = torch_wanops.OmniAutoencoderKLWan.from_pretrained(tmp_path).eval()
+    assert type(omni.decoder) is torch_wanops.OmniWanDecoder
+    assert list(omni.state_dict()) == list(stock.state_dict())
+    public = lambda config: {k: v for k, v in config.items() if not k.startswith("_")}  # noqa: E731
+    assert public(omni.config) == public(stock.config)
+    assert_same_decode(stock, omni, latents(arch, torch.float32, "cpu", frames=2))
+
+
+def test_works_under_accelerate_offload_hooks():
+    accelerate = pytest.importorskip("accelerate")
+    stock, omni = pair("wan2.2-tiny")
+    accelerate.hooks.add_hook_to_module(omni, accelerate.hooks.AlignDevicesHook(execution_device="cpu", io_same_device=True))
+    assert_same_decode(stock, omni, latents("wan2.2-tiny", torch.float32, "cpu", frames=2))
+
+
+# Real Wan2.1 / Wan2.2 VAE configs on the GPU, 5 latent frames at 240x416.
+@cuda
+@pytest.mark.parametrize("arch", ["wan2.1", "wan2.2"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_real_configs_on_cuda(arch, dtype, channels_last):
+    stock, omni = pair(arch, dtype, "cuda", channels_last)
+    scale = 16 if arch == "wan2.2" else 8
+    z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
+    z = z.to(device="cuda", dtype=dtype)
+    if channels_last:
+        z = z.contiguous(memory_format=torch.channels_last_3d)
+    assert z.shape[-2:] == (240 // scale, 416 // scale)
+    assert_same_decode(stock, omni, z)

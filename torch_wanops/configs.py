@@ -1,0 +1,67 @@
+"""Wan VAE configurations: the real Wan2.1 / Wan2.2 ones and small ones for CPU tests and the CPU bench."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from diffusers import AutoencoderKLWan
+
+# Wan2.1: diffusers' default constructor.
+WAN21: dict[str, Any] = {}
+
+# Wan2.2 TI2V-5B VAE.
+WAN22: dict[str, Any] = dict(
+    base_dim=160,
+    decoder_base_dim=256,
+    z_dim=48,
+    is_residual=True,
+    in_channels=12,
+    out_channels=12,
+    patch_size=2,
+    scale_factor_spatial=16,
+    latents_mean=[0.0] * 48,
+    latents_std=[1.0] * 48,
+)
+
+# Same architecture (block types, up/down structure, caches, DupUp3D, patching), few channels.
+WAN21_TINY: dict[str, Any] = dict(base_dim=8, z_dim=4, latents_mean=[0.0] * 4, latents_std=[1.0] * 4)
+WAN22_TINY: dict[str, Any] = dict(WAN22, base_dim=8, decoder_base_dim=8, z_dim=4, latents_mean=[0.0] * 4,
+                                  latents_std=[1.0] * 4)
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "wan2.1": WAN21,
+    "wan2.2": WAN22,
+    "wan2.1-tiny": WAN21_TINY,
+    "wan2.2-tiny": WAN22_TINY,
+}
+
+
+def spatial_scale(name: str) -> int:
+    """Pixels per latent cell along H and W."""
+    return 16 if CONFIGS[name].get("patch_size") else 8
+
+
+def latent_channels(name: str) -> int:
+    return CONFIGS[name].get("z_dim", 16)
+
+
+def latent_shape(name: str, height: int, width: int, frames: int, batch: int = 1) -> tuple[int, int, int, int, int]:
+    """Latent shape decoding to ``frames`` frames of ``height`` x ``width`` (frames = 4k + 1)."""
+    scale = spatial_scale(name)
+    if height % scale or width % scale:
+        raise ValueError(f"height and width must be multiples of {scale} for {name}, got {height}x{width}")
+    if frames < 1 or (frames - 1) % 4:
+        raise ValueError(f"frames must be 4k + 1 (1, 5, ..., 81), got {frames}")
+    return (batch, latent_channels(name), (frames - 1) // 4 + 1, height // scale, width // scale)
+
+
+def build_vae(name: str, *, seed: int = 0, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
+              vae_class: type[AutoencoderKLWan] = AutoencoderKLWan) -> AutoencoderKLWan:
+    """A randomly initialised (seeded) Wan VAE of configuration ``name``, in eval mode."""
+    if name not in CONFIGS:
+        raise ValueError(f"model must be one of {sorted(CONFIGS)}, got {name!r}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        vae = vae_class(**CONFIGS[name])
+    return vae.eval().to(device=device, dtype=dtype)
