@@ -1,0 +1,225 @@
+"""compile_callable_with_fallback, compile_vae, the WANOPS_COMPILE_VAE switch and prewarm."""
+
+import logging
+import threading
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+
+import torch_wanops
+from torch_wanops import compile as compile_module
+from torch_wanops.configs import build_vae, latent_channels
+
+# --- the helper, with torch.compile replaced -------------------------------------------------
+
+
+def test_setup_failure_keeps_eager(monkeypatch, caplog):
+    def eager(value):
+        return value + 1
+
+    def broken_compile(fn, **kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(compile_module.torch, "compile", broken_compile)
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        fn, activated = torch_wanops.compile_callable_with_fallback(eager, label="probe")
+    assert fn is eager and activated is False
+    assert fn(1) == 2
+    assert "continuing eagerly" in caplog.text and "probe" in caplog.text
+
+
+def test_lazy_failure_falls_back_once_and_for_good(monkeypatch, caplog):
+    calls = {"compiled": 0, "eager": 0}
+
+    def eager(value):
+        calls["eager"] += 1
+        return value * 10
+
+    def fake_compile(fn, **kwargs):
+        assert fn is eager
+
+        def compiled(value):
+            calls["compiled"] += 1
+            raise RuntimeError("lazy failure")
+
+        return compiled
+
+    monkeypatch.setattr(compile_module.torch, "compile", fake_compile)
+    fn, activated = torch_wanops.compile_callable_with_fallback(eager, label="probe")
+    assert activated
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        assert fn(1) == 10
+        assert fn(2) == 20
+        assert fn(3) == 30
+    assert calls == {"compiled": 1, "eager": 3}
+    assert caplog.text.count("disabling compilation and retrying eagerly") == 1
+
+
+def test_success_passes_kwargs_through(monkeypatch):
+    seen = {}
+
+    def fake_compile(fn, **kwargs):
+        seen.update(kwargs)
+        return lambda value: ("compiled", fn(value))
+
+    monkeypatch.setattr(compile_module.torch, "compile", fake_compile)
+    kwargs = dict(mode="max-autotune", fullgraph=True, dynamic=False, options=None)
+    fn, activated = torch_wanops.compile_callable_with_fallback(lambda v: v + 1, label="probe", **kwargs)
+    assert activated and fn(1) == ("compiled", 2)
+    assert seen == kwargs
+
+
+def test_fallback_is_thread_safe(monkeypatch, caplog):
+    calls = {"compiled": 0}
+    barrier = threading.Barrier(8)
+
+    def fake_compile(fn, **kwargs):
+        def compiled(value):
+            calls["compiled"] += 1
+            raise RuntimeError("lazy failure")
+
+        return compiled
+
+    monkeypatch.setattr(compile_module.torch, "compile", fake_compile)
+    fn, _ = torch_wanops.compile_callable_with_fallback(lambda v: v + 1, label="probe")
+    results = []
+
+    def worker(value):
+        barrier.wait()
+        results.append(fn(value))
+        results.append(fn(value))
+
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert sorted(results) == sorted([i + 1 for i in range(8)] * 2)
+    assert 1 <= calls["compiled"] <= 8  # each thread at most once, before the switch
+    assert caplog.text.count("disabling compilation and retrying eagerly") == 1
+    assert fn(100) == 101 and calls["compiled"] <= 8
+
+
+# --- the switch ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw,expected", [("1", True), ("TRUE", True), ("yes", True), ("0", False), ("False", False),
+                                          ("No", False), (None, True)])
+def test_env_switch(monkeypatch, raw, expected):
+    if raw is None:
+        monkeypatch.delenv("WANOPS_COMPILE_VAE", raising=False)
+    else:
+        monkeypatch.setenv("WANOPS_COMPILE_VAE", raw)
+    assert compile_module.compile_enabled_from_env() is expected
+
+
+def test_env_switch_rejects_other_values(monkeypatch):
+    monkeypatch.setenv("WANOPS_COMPILE_VAE", "maybe")
+    with pytest.raises(ValueError, match="WANOPS_COMPILE_VAE"):
+        torch_wanops.compile_vae(build_vae("wan2.1-tiny"))
+
+
+@pytest.mark.parametrize("enabled", ["true", 1, 0.0])
+def test_enabled_must_be_a_bool(enabled):
+    with pytest.raises(TypeError, match="enabled must be a bool"):
+        torch_wanops.compile_vae(build_vae("wan2.1-tiny"), enabled=enabled)
+
+
+def test_disabled_keeps_the_eager_lossless_path(monkeypatch):
+    monkeypatch.setenv("WANOPS_COMPILE_VAE", "0")
+    vae = build_vae("wan2.1-tiny")
+    assert torch_wanops.compile_vae(vae) is False
+    assert type(vae.decoder) is torch_wanops.OmniWanDecoder
+    assert "forward" not in vae.decoder.__dict__
+    assert not compile_module.is_compiled(vae)
+
+
+def test_compile_vae_rejects_other_objects():
+    with pytest.raises(TypeError, match="obj must be a diffusers AutoencoderKLWan"):
+        torch_wanops.compile_vae(torch.nn.Linear(2, 2), enabled=True)
+
+
+# --- real compilation of small decoders -----------------------------------------------------------
+
+# CPU Inductor vs eager, fp32: fused elementwise work rounds differently, ~1e-6 measured.
+FP32_TOLERANCE = 1e-4
+
+
+def _decode(vae, z):
+    with torch.no_grad():
+        return vae.decode(z, return_dict=False)[0]
+
+
+@pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
+def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch, monkeypatch):
+    torch._dynamo.reset()
+    counters.clear()
+    # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1, raising=False)
+    stock = build_vae(arch)
+    vae = build_vae(arch)
+    assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
+    z = torch.randn(1, latent_channels(arch), 3, 4, 6, generator=torch.Generator().manual_seed(0))
+    assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
+    assert counters["stats"]["unique_graphs"] == 2
+    got = _decode(vae, z)
+    expected = _decode(stock, z)
+    assert (got - expected).abs().max().item() <= FP32_TOLERANCE
+    assert counters["stats"]["unique_graphs"] == 2, "prewarm should have compiled every graph"
+    assert not counters["graph_break"]
+    assert compile_module.is_compiled(vae)
+
+    # Tiled decode: one more tile shape, two more graphs, still no fallback.
+    for model in (stock, vae):
+        scale = model.spatial_compression_ratio
+        model.enable_tiling(tile_sample_min_height=2 * scale, tile_sample_min_width=2 * scale,
+                            tile_sample_stride_height=2 * scale, tile_sample_stride_width=2 * scale)
+    got = _decode(vae, z[:, :, :2])
+    expected = _decode(stock, z[:, :, :2])
+    assert (got - expected).abs().max().item() <= FP32_TOLERANCE
+    assert counters["stats"]["unique_graphs"] == 4
+    assert not counters["graph_break"]
+    assert compile_module.is_compiled(vae)
+
+    torch_wanops.restore(vae)
+    assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
+
+
+# --- prewarm ------------------------------------------------------------------------------------
+
+
+def test_prewarm_eager_and_bare_decoder():
+    vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
+    assert torch_wanops.prewarm(vae, (1, 4, 2, 3, 3)) is True
+    assert torch_wanops.prewarm(vae.decoder, (1, 4, 2, 3, 3), dtype=torch.float32, device="cpu") is True
+
+
+def test_prewarm_failure_is_logged_not_raised(monkeypatch, caplog):
+    vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory (simulated)")
+
+    monkeypatch.setattr(vae, "decode", broken)
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        assert torch_wanops.prewarm(vae, (1, 4, 2, 3, 3)) is False
+    assert "serving will continue" in caplog.text
+
+
+@pytest.mark.parametrize("shape,error,message", [
+    ((1, 4, 2, 3), ValueError, "latent_shape must be 5 positive ints"),
+    ((1, 4, 0, 3, 3), ValueError, "latent_shape must be 5 positive ints"),
+    ("1,4,2,3,3", TypeError, "latent_shape must be a sequence"),
+])
+def test_prewarm_rejects_bad_shapes(shape, error, message):
+    with pytest.raises(error, match=message):
+        torch_wanops.prewarm(build_vae("wan2.1-tiny"), shape)
+
+
+def test_prewarm_rejects_bad_dtype_and_object():
+    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
+        torch_wanops.prewarm(build_vae("wan2.1-tiny"), (1, 4, 2, 3, 3), dtype="bf16")
+    with pytest.raises(TypeError, match="obj must be a diffusers AutoencoderKLWan"):
+        torch_wanops.prewarm(object(), (1, 4, 2, 3, 3))
