@@ -1,0 +1,92 @@
+"""The wanops CLI: each subcommand runs, exit codes, the --json schema."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from torch_wanops import bench, cli
+
+SMALL = ["bench", "--model", "wan2.2-tiny", "--height", "32", "--width", "48", "--frames", "5", "--repeat", "2"]
+
+
+def test_bench_writes_the_json_schema(tmp_path, capsys):
+    path = tmp_path / "out.json"
+    assert cli.main(["--device", "cpu", *SMALL, "--json", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert "random (seeded)" in printed and "wanops-eager" in printed
+    result = json.loads(path.read_text())
+    for key in ("device", "torch", "triton", "diffusers", "model", "dtype", "shape", "rows"):
+        assert key in result
+    assert result["model"] == "wan2.2-tiny" and result["dtype"] == "fp32"
+    assert [row["variant"] for row in result["rows"]] == ["diffusers-eager", "wanops-eager"]
+    stock, ours = result["rows"]
+    assert stock["bit_exact"] is None and stock["speedup"] == 1.0
+    assert ours["bit_exact"] is True
+    for row in result["rows"]:
+        assert row["median_s"] > 0 and row["peak_bytes"] is None and len(row["times_s"]) == 2
+
+
+def test_bench_compile_rows(monkeypatch, tmp_path):
+    # The compiled variants' plumbing, with torch.compile as identity (real compiles are tested elsewhere).
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    path = tmp_path / "out.json"
+    assert cli.main(["--device", "cpu", *SMALL, "--compile", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())["rows"]
+    assert [row["variant"] for row in rows] == list(bench.VARIANTS)
+    assert all(row["bit_exact"] for row in rows[1:])
+
+
+def test_bench_with_local_weights(tmp_path, capsys):
+    from torch_wanops.configs import build_vae
+
+    build_vae("wan2.1-tiny", seed=3).save_pretrained(tmp_path / "vae")
+    assert cli.main(["--device", "cpu", "bench", "--model", "wan2.1-tiny", "--height", "32", "--width", "32",
+                     "--frames", "5", "--repeat", "1", "--weights", str(tmp_path / "vae")]) == 0
+    assert str(tmp_path / "vae") in capsys.readouterr().out
+
+
+def test_bench_rejects_bad_frames():
+    with pytest.raises(ValueError, match="--frames must be 4k"):
+        cli.main(["--device", "cpu", "bench", "--model", "wan2.1-tiny", "--height", "32", "--width", "32",
+                  "--frames", "4", "--repeat", "1"])
+
+
+def test_bench_rejects_bad_repeat():
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main(["--device", "cpu", "bench", "--repeat", "0"])
+    assert excinfo.value.code == 2
+
+
+def test_check_passes_here(capsys):
+    assert cli.main(["--device", "cpu", "check"]) == 0
+    assert "all bit-exact" in capsys.readouterr().out
+
+
+def test_check_fails_on_mismatch(monkeypatch, capsys):
+    from torch_wanops import decoder
+
+    original = decoder.OmniWanDecoder.decode_chunk
+
+    def off_by_a_bit(self, *args, **kwargs):
+        return original(self, *args, **kwargs) * (1 + 2**-10)
+
+    monkeypatch.setattr(decoder.OmniWanDecoder, "decode_chunk", off_by_a_bit)
+    assert cli.main(["--device", "cpu", "check"]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
+
+
+def test_info_lists_implementations(capsys):
+    assert cli.main(["--device", "cpu", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "wanops::cat_pad_5d" in out and "wanops::dup_up3d_add" in out and "torch" in out
+    assert "fp64: reference" in out
+
+
+def test_console_entry_points_run():
+    done = subprocess.run([sys.executable, "-m", "torch_wanops", "--device", "cpu", "info"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "wanops::cat_pad_5d" in done.stdout

@@ -1,0 +1,5 @@
+import sys
+
+from torch_wanops.cli import main
+
+sys.exit(main())

@@ -1,0 +1,234 @@
+"""The decode benchmark shared by ``wanops bench`` and ``benchmarks/bench_decode.py``.
+
+One VAE, one set of latents, every variant decoded side by side in one process:
+``diffusers-eager`` (stock), ``wanops-eager`` (lossless), and with ``compile=True``
+``diffusers-compiled`` (``torch.compile`` of the stock per-chunk ``decoder.forward``)
+and ``wanops-compiled`` (:func:`torch_wanops.compile_vae`). Every output is checked
+against ``diffusers-eager`` with ``torch.equal``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import platform
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from diffusers import AutoencoderKLWan
+from diffusers.models.autoencoders.autoencoder_kl_wan import WanDecoder3d
+
+import torch_wanops
+from torch_wanops import _backend
+from torch_wanops.configs import build_vae
+
+logger = logging.getLogger(__name__)
+
+VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+@dataclass
+class BenchConfig:
+    model: str
+    dtype: str
+    height: int
+    width: int
+    frames: int
+    device: str
+    channels_last: bool = False
+    compile: bool = False
+    weights: str | None = None
+    repeat: int = 3
+    batch: int = 1
+
+
+@dataclass
+class Row:
+    variant: str
+    median_s: float
+    speedup: float | None
+    bit_exact: bool | None
+    peak_bytes: int | None
+    first_call_s: float
+    times_s: list[float] = field(default_factory=list)
+    max_abs_diff: float | None = None
+    psnr_db: float | None = None
+
+
+def environment(device: str) -> dict[str, Any]:
+    import diffusers
+
+    name = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else platform.processor() or "cpu"
+    return {
+        "device": name,
+        "torch": torch.__version__,
+        "triton": _backend.triton_version(),
+        "diffusers": diffusers.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def load_vae(config: BenchConfig) -> AutoencoderKLWan:
+    dtype = DTYPES[config.dtype]
+    if config.weights is None:
+        vae = build_vae(config.model, dtype=dtype, device=config.device)
+    else:
+        vae = AutoencoderKLWan.from_pretrained(config.weights, torch_dtype=dtype).eval().to(config.device)
+    if config.channels_last:
+        for module in vae.modules():
+            if isinstance(module, (torch.nn.Conv3d, torch.nn.Conv2d)):
+                fmt = torch.channels_last_3d if module.weight.dim() == 5 else torch.channels_last
+                module.weight.data = module.weight.data.contiguous(memory_format=fmt)
+    return vae
+
+
+def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
+    scale = vae.spatial_compression_ratio
+    if config.height % scale or config.width % scale:
+        raise ValueError(f"--height/--width must be multiples of {scale} for this model")
+    if config.frames < 1 or (config.frames - 1) % 4:
+        raise ValueError(f"--frames must be 4k + 1 (1, 5, ..., 81), got {config.frames}")
+    shape = (config.batch, vae.config.z_dim, (config.frames - 1) // 4 + 1, config.height // scale, config.width // scale)
+    z = torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(config.device, DTYPES[config.dtype])
+    return z.contiguous(memory_format=torch.channels_last_3d) if config.channels_last else z
+
+
+@contextlib.contextmanager
+def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
+    """Put ``vae`` in the state of one variant for the duration of the block."""
+    decoder = vae.decoder
+    if name == "diffusers-eager":
+        torch_wanops.restore(vae)
+    elif name == "wanops-eager":
+        torch_wanops.apply_to(vae)
+    elif name == "diffusers-compiled":
+        torch_wanops.restore(vae)
+        decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
+    elif name == "wanops-compiled":
+        if not torch_wanops.compile_vae(vae, enabled=True):
+            raise RuntimeError("torch_wanops.compile_vae could not compile here")
+    else:
+        raise ValueError(f"unknown variant {name!r}")
+    try:
+        yield
+    finally:
+        torch_wanops.restore(vae)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(torch.device(device))
+
+
+def timed_decode(vae: AutoencoderKLWan, z: torch.Tensor, device: str) -> tuple[torch.Tensor, float]:
+    _sync(device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        out = vae.decode(z, return_dict=False)[0]
+    _sync(device)
+    return out, time.perf_counter() - start
+
+
+def psnr(a: torch.Tensor, b: torch.Tensor) -> float:
+    """PSNR of ``a`` against ``b`` for outputs in [-1, 1] (peak-to-peak 2)."""
+    mse = (a.double() - b.double()).square().mean().item()
+    return math.inf if mse == 0 else 10 * math.log10(4.0 / mse)
+
+
+def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
+    vae = load_vae(config)
+    z = make_latents(config, vae)
+    names = list(VARIANTS if config.compile else VARIANTS[:2])
+    rows: list[Row] = []
+    reference: torch.Tensor | None = None
+    for name in names:
+        with variant(vae, name):
+            if progress:
+                progress(f"{name}: first call")
+            out, first = timed_decode(vae, z, config.device)
+            del out
+            if config.device.startswith("cuda"):
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
+                base = torch.cuda.memory_allocated()
+            times = []
+            for index in range(config.repeat):
+                if progress:
+                    progress(f"{name}: run {index + 1}/{config.repeat}")
+                out, seconds = timed_decode(vae, z, config.device)
+                times.append(seconds)
+                if index < config.repeat - 1:
+                    del out
+            peak = torch.cuda.max_memory_allocated() - base if config.device.startswith("cuda") else None
+        if reference is None:
+            reference = out
+            exact, max_abs, quality = None, None, None
+        else:
+            exact = bool(torch.equal(out, reference) and out.stride() == reference.stride())
+            max_abs = (out.float() - reference.float()).abs().max().item()
+            quality = psnr(out, reference)
+        del out
+        rows.append(Row(name, statistics.median(times), None, exact, peak, first, times, max_abs, quality))
+    for row in rows:
+        row.speedup = rows[0].median_s / row.median_s
+    result = environment(config.device)
+    result.update(
+        model=config.model,
+        dtype=config.dtype,
+        shape={"latents": list(z.shape), "height": config.height, "width": config.width, "frames": config.frames},
+        weights=config.weights or "random (seeded)",
+        channels_last=config.channels_last,
+        repeat=config.repeat,
+        rows=[asdict(row) for row in rows],
+    )
+    return result
+
+
+def format_table(result: dict[str, Any]) -> str:
+    header = f"{'variant':<20} {'median s':>9} {'speedup':>8} {'bit-exact':>9} {'peak MiB':>9} {'first s':>8}"
+    lines = [header, "-" * len(header)]
+    for row in result["rows"]:
+        exact = "ref" if row["bit_exact"] is None else ("yes" if row["bit_exact"] else "NO")
+        peak = "-" if row["peak_bytes"] is None else f"{row['peak_bytes'] / 2**20:.0f}"
+        lines.append(
+            f"{row['variant']:<20} {row['median_s']:>9.3f} {row['speedup']:>7.2f}x {exact:>9} {peak:>9} "
+            f"{row['first_call_s']:>8.2f}"
+        )
+        if row["max_abs_diff"] and not row["bit_exact"]:
+            lines.append(f"{'':<20} max |diff| {row['max_abs_diff']:.3g}, PSNR {row['psnr_db']:.1f} dB")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict[str, Any]], path: str) -> None:
+    """A bar chart of speedup over diffusers-eager, one group per result."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
+    variants = [v for v in VARIANTS if any(r["variant"] == v for res in results for r in res["rows"])]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
+    width = 0.8 / len(variants)
+    for i, name in enumerate(variants):
+        values = [next((r["speedup"] for r in res["rows"] if r["variant"] == name), 0) for res in results]
+        positions = [j + i * width for j in range(len(results))]
+        ax.bar(positions, values, width, label=name)
+    labels = [f"{r['model']} {r['dtype']}\n{r['shape']['height']}x{r['shape']['width']}x{r['shape']['frames']}"
+              for r in results]
+    ax.set_xticks([j + width * (len(variants) - 1) / 2 for j in range(len(results))], labels, fontsize=8)
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.set_ylabel("speedup over diffusers eager")
+    ax.set_title(f"Wan VAE decode on {results[0]['device']} (torch {results[0]['torch']})", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

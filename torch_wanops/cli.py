@@ -1,0 +1,147 @@
+"""``wanops``: bench (the main job), check and info."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+import torch
+
+from torch_wanops import _backend
+from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
+from torch_wanops.configs import CONFIGS
+
+logger = logging.getLogger("torch_wanops.cli")
+
+# Without a GPU the default is a small embedded config that decodes in seconds on 2 cores.
+CPU_DEFAULTS = dict(model="wan2.1-tiny", dtype="fp32", height=128, width=128, frames=17)
+CUDA_DEFAULTS = dict(model="wan2.1", dtype="bf16", height=480, width=832, frames=81)
+
+
+def _default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _bench(args: argparse.Namespace) -> int:
+    defaults = CUDA_DEFAULTS if args.device.startswith("cuda") else CPU_DEFAULTS
+    config = BenchConfig(
+        model=args.model or defaults["model"],
+        dtype=args.dtype or defaults["dtype"],
+        height=args.height or defaults["height"],
+        width=args.width or defaults["width"],
+        frames=args.frames or defaults["frames"],
+        device=args.device,
+        channels_last=args.channels_last,
+        compile=args.compile,
+        weights=args.weights,
+        repeat=args.repeat,
+    )
+    print(
+        f"wanops bench: {config.model} {config.dtype} {config.height}x{config.width}, {config.frames} frames on "
+        f"{config.device}; weights: {config.weights or 'random (seeded), no checkpoint given'}",
+        flush=True,
+    )
+    steps = (4 if config.compile else 2) * (config.repeat + 1)
+    from tqdm.auto import tqdm
+
+    with tqdm(total=steps, desc="decoding", unit="decode", disable=None, file=sys.stderr) as bar:
+        def progress(message: str) -> None:
+            bar.set_postfix_str(message)
+            if bar.n < steps:
+                bar.update(1)
+
+        result = run_bench(config, progress)
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=2)
+        print(f"wrote {args.json}")
+    if args.plot:
+        plot([result], args.plot)
+        print(f"wrote {args.plot}")
+    failed = [row["variant"] for row in result["rows"] if row["variant"] == "wanops-eager" and not row["bit_exact"]]
+    if failed:
+        print("ERROR: the lossless torch_wanops path did not reproduce diffusers bit for bit", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    cuda = args.device.startswith("cuda")
+    cases = []
+    for model in ("wan2.1", "wan2.2"):
+        for dtype in ("bf16", "fp32"):
+            cases.append(BenchConfig(model=model if cuda else f"{model}-tiny", dtype=dtype, device=args.device,
+                                     height=240 if cuda else 64, width=416 if cuda else 96, frames=9, repeat=1))
+    failures = 0
+    for config in cases:
+        result = run_bench(config)
+        row = result["rows"][1]
+        ok = bool(row["bit_exact"])
+        failures += not ok
+        print(f"{config.model:<12} {config.dtype:<5} {config.height}x{config.width}x{config.frames}  "
+              f"{'bit-exact' if ok else 'MISMATCH (max |diff| %.3g)' % row['max_abs_diff']}")
+    print("all bit-exact" if not failures else f"{failures} mismatching case(s)")
+    return 1 if failures else 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    env = environment(args.device)
+    for key, value in env.items():
+        print(f"{key:<10} {value}")
+    print(f"{'cuda':<10} {torch.cuda.is_available()}")
+    print(f"{'interpret':<10} {_backend.INTERPRETER}")
+    for op in ("cat_pad_5d", "dup_up3d_add"):
+        kernels = _backend.kernel_module(op)
+        print(f"wanops::{op}: triton kernels {'importable' if kernels else 'unavailable'}")
+        for dtype_name, dtype in DTYPES.items():
+            print(f"    {args.device} {dtype_name}: {_backend.implementation_name(args.device, dtype, kernels)}")
+        print(f"    {args.device} fp64: {_backend.implementation_name(args.device, torch.float64, kernels)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wanops", description="Bit-exact, faster Wan VAE decoding.")
+    parser.add_argument("--device", default=_default_device(), help="cpu or cuda[:N] (default: cuda if available)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    bench = sub.add_parser("bench", help="decode with stock diffusers and torch_wanops; time, memory, bit-exactness")
+    bench.add_argument("--model", choices=sorted(CONFIGS), help="default: wan2.1 on CUDA, wan2.1-tiny on CPU")
+    bench.add_argument("--dtype", choices=sorted(DTYPES), help="default: bf16 on CUDA, fp32 on CPU")
+    bench.add_argument("--height", type=int, help="pixels (default 480 on CUDA, 128 on CPU)")
+    bench.add_argument("--width", type=int, help="pixels (default 832 on CUDA, 128 on CPU)")
+    bench.add_argument("--frames", type=int, help="output frames, 4k + 1 (default 81 on CUDA, 17 on CPU)")
+    bench.add_argument("--channels-last", action="store_true", help="channels_last_3d weights and latents")
+    bench.add_argument("--compile", action="store_true", help="also time stock and torch_wanops under torch.compile")
+    bench.add_argument("--weights", help="a local diffusers AutoencoderKLWan folder (default: random weights)")
+    bench.add_argument("--repeat", type=int, default=3, help="timed decodes per variant after a warm-up (default 3)")
+    bench.add_argument("--json", help="write the result as JSON to this file")
+    bench.add_argument("--plot", help="write a PNG bar chart to this file (needs matplotlib)")
+    bench.set_defaults(handler=_bench)
+
+    sub.add_parser("check", help="bit-exactness of torch_wanops vs diffusers here; exit 1 on any mismatch").set_defaults(
+        handler=_check
+    )
+    sub.add_parser("info", help="versions, device, and which implementation each op takes here").set_defaults(
+        handler=_info
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.command == "bench" and args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is available here")
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
