@@ -15,14 +15,18 @@ settings.register_profile(
 )
 settings.register_profile(
     "gpu",
-    max_examples=150,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpu" if torch.cuda.is_available() else "ci"))
 
 HAS_CUDA = torch.cuda.is_available()
-cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+
+def cuda(test):
+    """Mark a test as needing CUDA (``-m cuda`` selects them); skipped without a GPU."""
+    return pytest.mark.cuda(pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")(test))
+
 
 # Where the Triton kernels can run in this process: CUDA, or CPU under TRITON_INTERPRET=1.
 KERNEL_DEVICE = "cuda" if HAS_CUDA and not _backend.INTERPRETER else ("cpu" if _backend.INTERPRETER else None)
