@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, random_tensor, run_impl
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from torch_wanops.ops import cat_pad_5d
@@ -82,6 +82,9 @@ def build_case(case, device):
 
 @impl_params()
 @given(case=cat_pad_cases())
+# Size-1 dims make contiguous and channels_last strides coincide: the layout rule must still hold.
+@example(case=(1, 2, 1, 1, 1, 0, 0, 0, None, 0, torch.float16, "contiguous", "contiguous", 0))
+@example(case=(2, 3, 1, 1, 4, 0, 1, 2, 1, 2, torch.float32, "channels_last", "contiguous", 0))
 def test_matches_cat_and_pad(device, impl, case):
     x, cache, padding, keep = build_case(case, device)
     assert_matches(x, cache, padding, keep, device, impl)

@@ -32,7 +32,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 )
 
 from torch_wanops.ops import cat_pad_5d, dup_up3d_add
-from torch_wanops.ops._common import inner_is_channel
+from torch_wanops.ops._common import is_channels_last
 
 FeatCache = list[Any] | None
 REP_MARKER = "Rep"
@@ -100,7 +100,7 @@ def residual_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, fea
 def _zero_cache(x: torch.Tensor) -> torch.Tensor:
     """The tensor form of the "Rep" marker: CACHE_T zero frames, laid out like cat_pad_5d's caches."""
     batch, channels, _, height, width = x.shape
-    memory_format = torch.channels_last_3d if inner_is_channel(x) else torch.contiguous_format
+    memory_format = torch.channels_last_3d if is_channels_last(x) else torch.contiguous_format
     zeros = torch.empty(
         (batch, channels, CACHE_T, height, width), dtype=x.dtype, device=x.device, memory_format=memory_format
     )

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import torch
 
 # Importing these modules registers wanops::cat_pad_5d and wanops::dup_up3d_add.
-from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_args
-from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_args
+from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
+from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 
 
 def cat_pad_5d(
@@ -26,11 +26,10 @@ def cat_pad_5d(
     empty ``(B, C, 0, H, W)`` tensor when ``keep_cache_frames == 0``.
     ``padding = (w_left, w_right, h_top, h_bottom, t_front, t_back)``.
     """
-    # Checked here too so that wrong Python types get a TypeError naming the
-    # argument instead of the dispatcher's schema error. While Dynamo traces, the
-    # op's fake implementation runs the same checks.
+    # Python types are checked before the dispatcher, whose schema error would not
+    # name the argument; the op itself (and its fake, under Dynamo) checks the rest.
     if not torch.compiler.is_compiling():
-        check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+        check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
     return torch.ops.wanops.cat_pad_5d(x, cache, list(padding), keep_cache_frames)
 
 
@@ -44,7 +43,7 @@ def dup_up3d_add(
 ) -> torch.Tensor:
     """``main + DupUp3D(source)`` bit for bit, without materialising the shortcut."""
     if not torch.compiler.is_compiling():
-        check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
+        check_dup_up3d_add_types(main, source, factor_t, factor_s, repeats, drop_first)
     return torch.ops.wanops.dup_up3d_add(main, source, factor_t, factor_s, repeats, drop_first)
 
 

@@ -8,22 +8,26 @@ from collections.abc import Callable, Sequence
 import torch
 
 
-def require(condition: object, error: type[Exception], message: str) -> None:
-    """Raise ``error(message)`` unless ``condition``; a symbolic (SymBool) condition becomes a runtime check."""
+def require(condition: object, error: type[Exception], message: Callable[[], str]) -> None:
+    """Raise ``error(message())`` unless ``condition``; a SymBool condition becomes a runtime check.
+
+    The message is a callable so that passing checks (every call, in a hot path)
+    never format it.
+    """
     if isinstance(condition, torch.SymBool):
-        torch._check_with(error, condition, lambda: message)
+        torch._check_with(error, condition, message)
     elif not condition:
-        raise error(message)
+        raise error(message())
 
 
-def require_tensor(value: object, name: str, ndim: int = 5) -> None:
+def require_tensor(value: object, name: str, ndim: int = 5, optional: bool = False) -> None:
+    if value is None and optional:
+        return
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    require(
-        value.dim() == ndim,
-        ValueError,
-        f"{name} must be a {ndim}-D (B, C, T, H, W) tensor, got shape {tuple(value.shape)}",
-    )
+        kind = "a torch.Tensor or None" if optional else "a torch.Tensor"
+        raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
+    if value.dim() != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D (B, C, T, H, W) tensor, got shape {tuple(value.shape)}")
 
 
 def require_int(value: object, name: str) -> None:
@@ -67,6 +71,9 @@ def reference_strides(reference: Callable, tensors: Sequence[torch.Tensor | None
     return _probe_strides(reference, tuple(geometry(t) for t in tensors), extra)
 
 
-def inner_is_channel(out: torch.Tensor) -> bool:
-    """Whether the kernels should walk channels innermost (channels_last-like output)."""
-    return out.shape[1] > 1 and out.stride(1) < out.stride(4)
+def is_channels_last(tensor: torch.Tensor) -> bool:
+    """The ops' channels-last rule: more than one channel, and channels at stride 1.
+
+    It also picks the kernels' innermost dimension (channels, else width).
+    """
+    return tensor.shape[1] > 1 and tensor.stride(1) == 1

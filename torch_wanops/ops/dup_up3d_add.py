@@ -11,7 +11,7 @@ import torch
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
-    inner_is_channel,
+    is_channels_last,
     reference_strides,
     require,
     require_int,
@@ -33,17 +33,24 @@ def expected_main_shape(source: torch.Tensor, factor_t: int, factor_s: int, repe
     return (batch, out_channels, frames * factor_t - dropped, height * factor_s, width * factor_s)
 
 
-def check_dup_up3d_add_args(
-    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+def check_dup_up3d_add_types(
+    main: object, source: object, factor_t: object, factor_s: object, repeats: object, drop_first: object
 ) -> None:
-    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    """The Python-type half of the checks: cheap, and run before the dispatcher sees the call."""
     require_tensor(main, "main")
     require_tensor(source, "source")
-    require_same_placement(main, "main", source, "source")
     for value, name in ((factor_t, "factor_t"), (factor_s, "factor_s"), (repeats, "repeats")):
         require_int(value, name)
     if not isinstance(drop_first, bool):
         raise TypeError(f"drop_first must be a bool, got {type(drop_first).__name__}")
+
+
+def check_dup_up3d_add_args(
+    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    check_dup_up3d_add_types(main, source, factor_t, factor_s, repeats, drop_first)
+    require_same_placement(main, "main", source, "source")
     for value, name in ((factor_t, "factor_t"), (factor_s, "factor_s")):
         if not _is_power_of_two(value):
             raise ValueError(f"{name} must be a positive power of two, got {value}")
@@ -53,14 +60,14 @@ def check_dup_up3d_add_args(
     require(
         source.shape[1] * repeats % factor == 0,
         ValueError,
-        f"repeats={repeats} is inconsistent with source's {source.shape[1]} channels: "
+        lambda: f"repeats={repeats} is inconsistent with source's {source.shape[1]} channels: "
         f"channels * repeats must be a multiple of factor_t * factor_s**2 = {factor}",
     )
     expected = expected_main_shape(source, factor_t, factor_s, repeats, drop_first)
     require(
         tuple(main.shape) == expected,
         ValueError,
-        f"main must have shape {expected} for this source and these factors, got {tuple(main.shape)}",
+        lambda: f"main must have shape {expected} for this source and these factors, got {tuple(main.shape)}",
     )
 
 
@@ -89,7 +96,7 @@ def _launch(main, source, factor_t, factor_s, repeats, drop_first):
     if out.numel() == 0:
         return out
     batch, channels, frames, height, width = out.shape
-    channel_inner = inner_is_channel(out)
+    channel_inner = is_channels_last(out)
     inner_size = channels if channel_inner else width
     rows = out.numel() // inner_size
     tile_rows, block, warps = _backend.launch_tile(inner_size)
@@ -114,12 +121,15 @@ def _launch(main, source, factor_t, factor_s, repeats, drop_first):
     return out
 
 
-@torch.library.custom_op(
-    "wanops::dup_up3d_add",
-    mutates_args=(),
-    schema="(Tensor main, Tensor source, int factor_t, int factor_s, int repeats, bool drop_first) -> Tensor",
+# Defined with torch.library.define/impl rather than @custom_op: same contract
+# (schema, fake, autograd), a third of the per-call dispatch overhead.
+torch.library.define(
+    "wanops::dup_up3d_add", "(Tensor main, Tensor source, int factor_t, int factor_s, int repeats, bool drop_first) -> Tensor"
 )
-def _dup_up3d_add_op(main, source, factor_t, factor_s, repeats, drop_first):
+
+
+@torch.library.impl("wanops::dup_up3d_add", "default")
+def _dup_up3d_add_impl(main, source, factor_t, factor_s, repeats, drop_first):
     # One kernel for every device: Triton where _backend allows it (CUDA, or CPU
     # under TRITON_INTERPRET=1), the exact torch reference everywhere else.
     check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
@@ -128,7 +138,7 @@ def _dup_up3d_add_op(main, source, factor_t, factor_s, repeats, drop_first):
     return dup_up3d_add_reference(main, source, factor_t, factor_s, repeats, drop_first)
 
 
-@_dup_up3d_add_op.register_fake
+@torch.library.register_fake("wanops::dup_up3d_add")
 def _dup_up3d_add_fake(main, source, factor_t, factor_s, repeats, drop_first):
     check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
     # Running the reference on fake tensors gives the real op's shape and strides.
@@ -157,4 +167,6 @@ def _dup_up3d_add_backward(ctx, grad):
     return grad, grad_source, None, None, None, None
 
 
-_dup_up3d_add_op.register_autograd(_dup_up3d_add_backward, setup_context=_dup_up3d_add_setup_context)
+torch.library.register_autograd(
+    "wanops::dup_up3d_add", _dup_up3d_add_backward, setup_context=_dup_up3d_add_setup_context
+)
