@@ -1,0 +1,55 @@
+"""Sweep the kernels' launch tile (elements per program, warps) on a few real shapes (CUDA).
+
+    python benchmarks/sweep_tiles.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+import triton.testing
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch_wanops  # noqa: E402
+from torch_wanops import _backend  # noqa: E402
+
+CASES = [  # (label, channels, frames, height, width, layout)
+    ("384ch 2f 120x208", 384, 2, 120, 208, "contiguous"),
+    ("96ch 4f 480x832", 96, 4, 480, 832, "contiguous"),
+    ("384ch 2f 120x208", 384, 2, 120, 208, "channels_last"),
+    ("192ch 4f 240x416", 192, 4, 240, 416, "channels_last"),
+]
+
+
+def main() -> None:
+    original = _backend.launch_tile
+    for label, channels, frames, height, width, layout in CASES:
+        fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
+        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
+        cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
+        out, kept = torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
+        nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * 2
+        for tile in (1024, 2048, 4096, 8192):
+            for warps in (4, 8):
+                def launch_tile(inner_size, tile=tile, warps=warps):
+                    rows, block, _ = original(inner_size)
+                    block = min(block, tile)
+                    return max(1, tile // block), block, warps
+
+                _backend.launch_tile = launch_tile
+                ms = triton.testing.do_bench(lambda: torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2),
+                                             return_mode="median")
+                print(f"{label:<18} {layout:<13} tile {tile:>5} warps {warps}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
+        _backend.launch_tile = original
+        # The whole-tensor copy as the ceiling for this case's bytes.
+        dst = torch.empty_like(out)
+        src = torch.randn_like(out)
+        ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
+        print(f"{label:<18} {layout:<13} copy of the padded output: {ms:.4f} ms")
+
+
+if __name__ == "__main__":
+    main()
