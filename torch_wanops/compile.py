@@ -94,7 +94,8 @@ def compile_enabled_from_env() -> bool:
     raise ValueError(f"{ENV_SWITCH} must be one of 1/0/true/false/yes/no (any case), got {raw!r}")
 
 
-def _recompile_limit_patch() -> Any:
+def recompile_headroom() -> Any:
+    """A context in which Dynamo's recompile limit is at least _RECOMPILE_LIMIT."""
     name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
     current = getattr(torch._dynamo.config, name)
     return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
@@ -116,7 +117,7 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        with _recompile_limit_patch():
+        with recompile_headroom():
             return self.call(x, feat_cache, feat_idx, first_chunk, True)
 
 
