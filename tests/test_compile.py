@@ -153,11 +153,15 @@ def _decode(vae, z):
 
 
 @pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
-def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch, monkeypatch):
+def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch):
+    # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
+    with torch._dynamo.config.patch(recompile_limit=1):
+        _compile_small_decoder(arch)
+
+
+def _compile_small_decoder(arch):
     torch._dynamo.reset()
     counters.clear()
-    # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1, raising=False)
     stock = build_vae(arch)
     vae = build_vae(arch)
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
