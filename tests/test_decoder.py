@@ -257,3 +257,40 @@ def test_real_configs_on_cuda(arch, dtype, channels_last):
         z = z.contiguous(memory_format=torch.channels_last_3d)
     assert z.shape[-2:] == (240 // scale, 416 // scale)
     assert_same_decode(stock, omni, z)
+
+
+def test_hooked_children_keep_their_hooks():
+    """A conv with a forward hook (as offloading/casting installs) must run through its __call__."""
+    stock, omni = pair("wan2.2-tiny")
+    calls = []
+    for model in (stock, omni):
+        conv = model.decoder.up_blocks[0].resnets[0].conv1
+        conv.register_forward_pre_hook(lambda module, args: calls.append(module) or None)
+    assert_same_decode(stock, omni, latents("wan2.2-tiny", torch.float32, "cpu", frames=2))
+    assert len(calls) == 4  # two chunks, stock and omni
+
+
+def test_layerwise_casting_hooks_are_honoured():
+    stock, omni = pair("wan2.1-tiny")
+    for model in (stock, omni):
+        model.enable_layerwise_casting(storage_dtype=torch.bfloat16, compute_dtype=torch.float32)
+    assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=2))
+
+
+def test_sequential_offload_hooks_are_honoured():
+    accelerate = pytest.importorskip("accelerate")
+    stock, omni = pair("wan2.1-tiny")
+    for model in (stock, omni):
+        accelerate.cpu_offload(model, execution_device="cpu")
+    assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=2))
+
+
+def test_restore_and_compile_leave_a_hooked_decoder_forward_alone():
+    vae = build_vae("wan2.1-tiny")
+    hooked = vae.decoder.forward
+    vae.decoder.forward = lambda *args, **kwargs: hooked(*args, **kwargs)  # what a forward-replacing hook does
+    wrapper = vae.decoder.forward
+    torch_wanops.apply_to(vae)
+    assert torch_wanops.compile_vae(vae, enabled=True) is False
+    torch_wanops.restore(vae)
+    assert vae.decoder.forward is wrapper

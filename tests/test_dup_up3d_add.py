@@ -198,3 +198,25 @@ def test_int64_indexing_beyond_2_pow_31_elements(layout):
     main = make_layout(torch.randn(1, 256, 8, 1024, 1040, device="cuda", dtype=torch.bfloat16), layout)
     assert main.numel() > 2**31
     assert_matches(main, source, 256, 2, 2, False, "triton")
+
+
+@st.composite
+def elementwise_operands(draw):
+    shape = tuple(draw(st.lists(st.sampled_from([1, 1, 2, 3]), min_size=5, max_size=5)))
+    operands = []
+    for _ in range(2):
+        order = draw(st.permutations(range(5)))
+        base = torch.empty([shape[d] for d in order]).permute([order.index(d) for d in range(5)])
+        if draw(st.booleans()):  # a frame slice of a longer tensor, as DupUp3D's drop_first makes
+            longer = torch.empty([shape[d] + (1 if d == 2 else 0) for d in order])
+            base = longer.permute([order.index(d) for d in range(5)])[:, :, 1:]
+        operands.append(base)
+    return operands
+
+
+@given(operands=elementwise_operands())
+def test_output_strides_follow_tensoriterator(operands):
+    from torch_wanops.ops._common import elementwise_output_strides
+
+    a, b = operands
+    assert elementwise_output_strides(a.shape, a.stride(), b.stride()) == (a + b).stride()

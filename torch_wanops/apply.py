@@ -12,6 +12,13 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import AutoencoderKLWan, W
 
 from torch_wanops.decoder import OmniWanDecoder
 
+# compile_vae marks the per-chunk forward it installs on a decoder instance with this attribute.
+COMPILED_FORWARD_MARK = "_wanops_compiled_forward"
+
+
+def is_compiled_forward(forward: object) -> bool:
+    return getattr(forward, COMPILED_FORWARD_MARK, False) is True
+
 T = TypeVar("T")
 
 
@@ -53,6 +60,7 @@ def apply_to(obj: T) -> T:
 def restore(obj: T) -> T:
     """Undo :func:`apply_to` (and any :func:`torch_wanops.compile_vae`) on ``obj``; returns ``obj``."""
     decoder = find_decoder(obj)
-    decoder.__dict__.pop("forward", None)  # the compiled per-chunk forward, if compile_vae set one
+    if is_compiled_forward(decoder.__dict__.get("forward")):
+        del decoder.forward  # the per-chunk forward compile_vae installed; any other (a hook's) stays
     decoder.__class__ = WanDecoder3d
     return obj

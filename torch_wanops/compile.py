@@ -19,7 +19,7 @@ import torch
 
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
-from torch_wanops.apply import apply_to, find_decoder, find_vae
+from torch_wanops.apply import apply_to, find_decoder, find_vae, is_compiled_forward
 from torch_wanops.decoder import OmniWanDecoder
 
 logger = logging.getLogger(__name__)
@@ -104,6 +104,8 @@ def recompile_headroom() -> Any:
 class _ChunkForward:
     """The per-chunk decoder forward that compile_vae installs on the decoder instance."""
 
+    _wanops_compiled_forward = True  # COMPILED_FORWARD_MARK: restore() removes only this forward
+
     def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:
         label = f"torch_wanops {type(decoder).__name__}.forward"
         self.call, self.active = compile_callable_with_fallback(
@@ -147,7 +149,13 @@ def compile_vae(
     if dynamic is not None and not isinstance(dynamic, bool):
         raise TypeError(f"dynamic must be a bool or None, got {type(dynamic).__name__}")
     decoder = find_decoder(apply_to(obj))
-    decoder.__dict__.pop("forward", None)
+    if is_compiled_forward(decoder.__dict__.get("forward")):
+        del decoder.forward
+    elif "forward" in decoder.__dict__:
+        # A hook (offloading, layerwise casting) owns the decoder's forward: compiling
+        # around it would drop the hook, so the decoder stays eager and exact.
+        logger.warning("torch_wanops: the decoder's forward is wrapped by a hook; not compiling it.")
+        return False
     if not enabled:
         logger.info("torch_wanops: %s is off; the decoder runs the eager lossless path.", ENV_SWITCH)
         return False
@@ -160,7 +168,7 @@ def compile_vae(
 def is_compiled(obj: Any) -> bool:
     """Whether ``obj``'s decoder runs a compiled forward that has not fallen back to eager."""
     forward = find_decoder(obj).__dict__.get("forward")
-    return isinstance(forward, _ChunkForward) and getattr(forward.call, "compiled_active", False)
+    return is_compiled_forward(forward) and getattr(forward.call, "compiled_active", False)
 
 
 def _check_latent_shape(latent_shape: Sequence[int]) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ walks the module tree itself: every padded causal conv gets its input and its ne
 cache from ``cat_pad_5d`` in one pass, and every Wan2.2 residual up block adds its
 DupUp3D shortcut with ``dup_up3d_add``. Norms, activations, attention and the 2-D
 resamplers are the stock child modules, called as they are. A child of a type the
-walk does not know runs its own stock ``forward``.
+walk does not know, or one carrying hooks, runs its own stock ``forward``.
 """
 
 from __future__ import annotations
@@ -53,11 +53,27 @@ def _stock_cached_conv(conv: nn.Module, x: torch.Tensor, feat_cache: list, feat_
     return out
 
 
+def walkable(module: nn.Module, expected: type) -> bool:
+    """Whether the walk may stand in for ``module``'s forward.
+
+    Only a module of exactly the expected stock type, with no hooks: diffusers'
+    and accelerate's hooks (layerwise casting, group or sequential offload) replace
+    the instance's ``forward`` or register forward hooks, and must keep running, so
+    such a module is called as it is.
+    """
+    return (
+        type(module) is expected
+        and "forward" not in module.__dict__
+        and not module._forward_hooks
+        and not module._forward_pre_hooks
+    )
+
+
 def _fusable_conv(conv: nn.Module) -> bool:
     # The fused cache is the last CACHE_T frames of [front zeros, cache, x]; it equals
     # the stock cache (up to leading zero frames that the next chunk's padding would
     # supply anyway) only when the conv pads at least CACHE_T frames in front.
-    return type(conv) is WanCausalConv3d and conv._padding[4] >= CACHE_T
+    return walkable(conv, WanCausalConv3d) and conv._padding[4] >= CACHE_T
 
 
 def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
@@ -80,14 +96,14 @@ def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_id
 
 def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """A residual block's shortcut: Identity, or a 1x1x1 causal conv (no padding, no cache)."""
-    if type(conv) is WanCausalConv3d and not any(conv._padding):
+    if walkable(conv, WanCausalConv3d) and not any(conv._padding):
         # Stock pads by zero (a copy of x) before the conv; the conv sees the same values.
         return nn.Conv3d.forward(conv, x)
     return conv(x)
 
 
 def residual_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
-    if type(block) is not WanResidualBlock:
+    if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
     x = block.nonlinearity(block.norm1(x))
@@ -110,7 +126,7 @@ def _zero_cache(x: torch.Tensor) -> torch.Tensor:
 def resample(
     module: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], zero_rep: bool
 ) -> torch.Tensor:
-    if type(module) is not WanResample or module.mode not in ("upsample2d", "upsample3d"):
+    if not walkable(module, WanResample) or module.mode not in ("upsample2d", "upsample3d"):
         return module(x, feat_cache=feat_cache, feat_idx=feat_idx)
     batch, channels, frames, height, width = x.shape
     if module.mode == "upsample3d" and feat_cache is not None:
@@ -133,7 +149,7 @@ def resample(
 
 
 def mid_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
-    if type(block) is not WanMidBlock:
+    if not walkable(block, WanMidBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     x = residual_block(block.resnets[0], x, feat_cache, feat_idx)
     for attention, resnet in zip(block.attentions, block.resnets[1:]):
@@ -146,14 +162,13 @@ def mid_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx
 def up_block(
     block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], first_chunk: bool, zero_rep: bool
 ) -> torch.Tensor:
-    block_type = type(block)
-    if block_type is WanUpBlock:
+    if walkable(block, WanUpBlock):
         for resnet in block.resnets:
             x = residual_block(resnet, x, feat_cache, feat_idx)
         if block.upsamplers is not None:
             x = resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep)
         return x
-    if block_type is not WanResidualUpBlock:
+    if not walkable(block, WanResidualUpBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx, first_chunk=first_chunk)
     # Stock clones the block input for the shortcut; nothing below writes to it in place.
     source = x
@@ -164,7 +179,7 @@ def up_block(
     shortcut = block.avg_shortcut
     if shortcut is None:
         return x
-    if type(shortcut) is not DupUp3D:
+    if not walkable(shortcut, DupUp3D):
         return x + shortcut(source, first_chunk=first_chunk)
     return dup_up3d_add(x, source, shortcut.factor_t, shortcut.factor_s, shortcut.repeats, bool(first_chunk))
 

@@ -77,3 +77,73 @@ def is_channels_last(tensor: torch.Tensor) -> bool:
     It also picks the kernels' innermost dimension (channels, else width).
     """
     return tensor.shape[1] > 1 and tensor.stride(1) == 1
+
+
+def _is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    expected = 1
+    for d in sorted((d for d in range(len(shape)) if shape[d] != 1), key=lambda d: strides[d]):
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _dense_strides(shape: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+    """Dense strides with dimensions laid out innermost first in ``order``."""
+    strides = [0] * len(shape)
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def elementwise_output_strides(shape: Sequence[int], *operands: Sequence[int]) -> tuple[int, ...]:
+    """Strides ATen's TensorIterator gives the output of an elementwise op on same-shape operands.
+
+    The meta device computes these in Python and differs from CPU/CUDA when
+    size-1 dimensions make the order ambiguous, so the launchers and fakes use
+    this port of TensorIterator's fast setup and ``reorder_dimensions`` instead.
+    """
+    ndim = len(shape)
+    if all(_is_contiguous(shape, strides) for strides in operands):
+        return _dense_strides(shape, range(ndim - 1, -1, -1))
+    if all(_is_non_overlapping_and_dense(shape, strides) for strides in operands) and all(
+        tuple(strides) == tuple(operands[0]) for strides in operands
+    ):
+        return tuple(operands[0])
+
+    def should_swap(dim0: int, dim1: int) -> int:
+        for strides in operands:
+            stride0, stride1 = strides[dim0], strides[dim1]
+            if stride0 == 0 or stride1 == 0:
+                continue
+            if stride0 < stride1:
+                return -1
+            if stride0 > stride1:
+                return 1
+            if shape[dim0] > shape[dim1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # innermost first, as TensorIterator orders them
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return _dense_strides(shape, perm)

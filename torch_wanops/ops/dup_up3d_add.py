@@ -11,6 +11,7 @@ import torch
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    elementwise_output_strides,
     is_channels_last,
     reference_strides,
     require,
@@ -90,9 +91,14 @@ def dup_up3d_add_reference(
     return main + dup_up3d(source, factor_t, factor_s, repeats, drop_first)
 
 
+def _empty_output(main: torch.Tensor, shortcut_strides) -> torch.Tensor:
+    """``main + shortcut``'s output, allocated with the strides eager CPU/CUDA would give it."""
+    strides = elementwise_output_strides(main.shape, main.stride(), shortcut_strides)
+    return torch.empty_strided(main.shape, strides, dtype=main.dtype, device=main.device)
+
+
 def _launch(main, source, factor_t, factor_s, repeats, drop_first):
-    strides = reference_strides(dup_up3d_add_reference, (main, source), (factor_t, factor_s, repeats, drop_first))
-    out = torch.empty_strided(main.shape, strides, dtype=main.dtype, device=main.device)
+    out = _empty_output(main, reference_strides(dup_up3d, (source,), (factor_t, factor_s, repeats, drop_first)))
     if out.numel() == 0:
         return out
     batch, channels, frames, height, width = out.shape
@@ -141,8 +147,8 @@ def _dup_up3d_add_impl(main, source, factor_t, factor_s, repeats, drop_first):
 @torch.library.register_fake("wanops::dup_up3d_add")
 def _dup_up3d_add_fake(main, source, factor_t, factor_s, repeats, drop_first):
     check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
-    # Running the reference on fake tensors gives the real op's shape and strides.
-    return dup_up3d_add_reference(main, source, factor_t, factor_s, repeats, drop_first)
+    # The shortcut's strides from the reference run on fake tensors; no data is made.
+    return _empty_output(main, dup_up3d(source, factor_t, factor_s, repeats, drop_first).stride())
 
 
 def _dup_up3d_add_setup_context(ctx, inputs, output):
