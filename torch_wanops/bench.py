@@ -112,6 +112,7 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
+        stack.callback(delattr, decoder, "forward")
         # Stock forward graph-breaks (the "Rep" comparisons), so each child frame is compiled
         # per shape; give it the same recompile headroom as compile_vae so the baseline is fair.
         stack.enter_context(recompile_headroom())

@@ -1,0 +1,109 @@
+"""Streams, devices, threads and repeated decodes: results stay exact and memory does not grow."""
+
+import threading
+
+import pytest
+import torch
+from conftest import HAS_CUDA, cuda
+from test_decoder import assert_same_decode, latents, pair
+
+from torch_wanops.ops import cat_pad_5d, dup_up3d_add
+from torch_wanops.ops.cat_pad_5d import cat_pad_5d_reference
+from torch_wanops.ops.dup_up3d_add import dup_up3d_add_reference
+
+DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_two_threads_decode_two_models_at_once(device):
+    models = {arch: pair(arch, device=device) for arch in ("wan2.1-tiny", "wan2.2-tiny")}
+    errors = []
+    barrier = threading.Barrier(len(models))
+
+    def decode(arch):
+        try:
+            stock, omni = models[arch]
+            z = latents(arch, torch.float32, device, frames=3)
+            barrier.wait()
+            for _ in range(2):
+                assert_same_decode(stock, omni, z)
+        except BaseException as exc:  # collected and re-raised in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=decode, args=(arch,)) for arch in models]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+@cuda
+def test_ops_on_a_side_stream_follow_stream_semantics():
+    side = torch.cuda.Stream()
+    x = torch.randn(1, 96, 4, 240, 416, device="cuda", dtype=torch.bfloat16)
+    cache = torch.randn(1, 96, 2, 240, 416, device="cuda", dtype=torch.bfloat16)
+    source = torch.randn(1, 64, 2, 60, 104, device="cuda", dtype=torch.bfloat16)
+    main = torch.randn(1, 64, 3, 120, 208, device="cuda", dtype=torch.bfloat16)
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        # Inputs produced on the side stream right before the ops: a launch on the
+        # default stream would race with these writes.
+        x.mul_(2)
+        main.add_(1)
+        padded, kept = cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
+        summed = dup_up3d_add(main, source, 2, 2, 8, True)
+    torch.cuda.current_stream().wait_stream(side)
+    for tensor in (padded, kept, summed):
+        tensor.record_stream(torch.cuda.current_stream())
+    assert torch.equal(padded, cat_pad_5d_reference(x, cache, (1, 1, 1, 1, 2, 0)))
+    assert torch.equal(kept, x[:, :, -2:])
+    assert torch.equal(summed, dup_up3d_add_reference(main, source, 2, 2, 8, True))
+
+
+@cuda
+def test_two_streams_concurrently():
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    inputs = [torch.randn(1, 192, 4, 240, 416, device="cuda", dtype=torch.bfloat16) for _ in streams]
+    outputs = []
+    for stream, x in zip(streams, inputs):
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            outputs.append(cat_pad_5d(x, None, (1, 1, 1, 1, 2, 0), 2))
+    torch.cuda.synchronize()
+    for x, (padded, kept) in zip(inputs, outputs):
+        assert torch.equal(padded, cat_pad_5d_reference(x, None, (1, 1, 1, 1, 2, 0)))
+        assert torch.equal(kept, x[:, :, -2:])
+
+
+@pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_kernels_launch_on_the_tensors_device():
+    x = torch.randn(1, 64, 2, 60, 104, device="cuda:1", dtype=torch.bfloat16)
+    source = torch.randn(1, 64, 1, 30, 52, device="cuda:1", dtype=torch.bfloat16)
+    main = torch.randn(1, 64, 1, 60, 104, device="cuda:1", dtype=torch.bfloat16)
+    with torch.cuda.device(0):
+        padded, kept = cat_pad_5d(x, None, (1, 1, 1, 1, 2, 0), 2)
+        summed = dup_up3d_add(main, source, 2, 2, 8, True)
+    assert padded.device == x.device and summed.device == main.device
+    assert torch.equal(padded, cat_pad_5d_reference(x, None, (1, 1, 1, 1, 2, 0)))
+    assert torch.equal(summed, dup_up3d_add_reference(main, source, 2, 2, 8, True))
+
+
+@cuda
+def test_many_decodes_of_random_shapes_do_not_grow_memory():
+    generator = torch.Generator().manual_seed(0)
+    models = {arch: pair(arch, device="cuda") for arch in ("wan2.1-tiny", "wan2.2-tiny")}
+    shapes = [(arch, frames, height, width) for arch in models for frames in (1, 2, 3) for height, width in ((4, 6), (5, 3))]
+    settled = {}
+    for step in range(1000):
+        arch, frames, height, width = shapes[int(torch.randint(len(shapes), (1,), generator=generator))]
+        stock, omni = models[arch]
+        z = latents(arch, torch.float32, "cuda", frames=frames, height=height, width=width, seed=step)
+        assert_same_decode(stock, omni, z)
+        del z
+        allocated = torch.cuda.memory_allocated()
+        key = (arch, frames, height, width)
+        if key in settled:
+            assert allocated <= settled[key], f"allocated memory grew at step {step} for {key}"
+        else:
+            settled[key] = allocated
