@@ -74,3 +74,9 @@ LAYOUTS = ("contiguous", "channels_last", "permuted", "strided")
 def random_tensor(shape, dtype, device, seed):
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(shape, generator=generator, dtype=torch.float32).to(dtype=dtype, device=device)
+
+
+def skip_unless_free_gpu_memory(gib: int) -> None:
+    free, _ = torch.cuda.mem_get_info()
+    if free < gib * 2**30:
+        pytest.skip(f"needs ~{gib} GiB of free GPU memory")

@@ -3,7 +3,16 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, random_tensor, run_impl
+from conftest import (
+    HAS_CUDA,
+    LAYOUTS,
+    cuda,
+    impl_params,
+    make_layout,
+    random_tensor,
+    run_impl,
+    skip_unless_free_gpu_memory,
+)
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -237,9 +246,7 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, shape):
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 def test_int64_indexing_beyond_2_pow_31_elements(layout):
     # 2 x 96 x 4 x 2050 x 1376 bf16 padded output > 2**31 elements.
-    free, _ = torch.cuda.mem_get_info()
-    if free < 24 * 2**30:
-        pytest.skip("needs ~24 GiB of free GPU memory")
+    skip_unless_free_gpu_memory(24)
     x = make_layout(torch.randn(2, 96, 2, 2048, 1374, device="cuda", dtype=torch.bfloat16), layout)
     cache = make_layout(torch.randn(2, 96, 2, 2048, 1374, device="cuda", dtype=torch.bfloat16), layout)
     out, kept = cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)

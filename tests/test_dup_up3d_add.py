@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import HAS_CUDA, cuda, impl_params, make_layout, random_tensor, run_impl
+from conftest import HAS_CUDA, cuda, impl_params, make_layout, random_tensor, run_impl, skip_unless_free_gpu_memory
 from diffusers.models.autoencoders.autoencoder_kl_wan import DupUp3D
 from hypothesis import given
 from hypothesis import strategies as st
@@ -191,9 +191,7 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, drop_first, shape):
 @cuda
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 def test_int64_indexing_beyond_2_pow_31_elements(layout):
-    free, _ = torch.cuda.mem_get_info()
-    if free < 40 * 2**30:
-        pytest.skip("needs ~40 GiB of free GPU memory")
+    skip_unless_free_gpu_memory(40)
     source = make_layout(torch.randn(1, 256, 4, 512, 520, device="cuda", dtype=torch.bfloat16), layout)
     main = make_layout(torch.randn(1, 256, 8, 1024, 1040, device="cuda", dtype=torch.bfloat16), layout)
     assert main.numel() > 2**31
