@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 from diffusers import AutoencoderKLWan
+from diffusers.utils import logging as diffusers_logging
 
 # Wan2.1: diffusers' default constructor.
 WAN21: dict[str, Any] = {}
@@ -64,4 +65,10 @@ def build_vae(name: str, *, seed: int = 0, dtype: torch.dtype = torch.float32, d
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         vae = vae_class(**CONFIGS[name])
-    return vae.eval().to(device=device, dtype=dtype)
+    # ModelMixin.to(dtype) warns about fp32-kept modules; the Wan VAE has none.
+    verbosity = diffusers_logging.get_verbosity()
+    diffusers_logging.set_verbosity_error()
+    try:
+        return vae.eval().to(device=device, dtype=dtype)
+    finally:
+        diffusers_logging.set_verbosity(verbosity)
