@@ -107,3 +107,17 @@ def test_many_decodes_of_random_shapes_do_not_grow_memory():
             assert allocated <= settled[key], f"allocated memory grew at step {step} for {key}"
         else:
             settled[key] = allocated
+
+
+def test_without_triton_the_ops_take_the_reference(monkeypatch):
+    from torch_wanops import _backend
+    from torch_wanops.ops import cat_pad_5d as cat_pad_module
+    from torch_wanops.ops import dup_up3d_add as dup_module
+
+    # What an install without triton looks like to the ops: no kernel modules.
+    monkeypatch.setattr(cat_pad_module, "_kernels", None)
+    monkeypatch.setattr(dup_module, "_kernels", None)
+    for device in DEVICES:
+        assert _backend.implementation_name(device, torch.bfloat16, None) == "reference"
+        stock, omni = pair("wan2.2-tiny", torch.bfloat16, device)
+        assert_same_decode(stock, omni, latents("wan2.2-tiny", torch.bfloat16, device, frames=2))
