@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The GPU work of a release, in phases that each fit one 10-minute device command.
+# Logs and results go to ${OUT:-benchmarks/results}.
+#   bash benchmarks/run_on_gpu.sh tests | sanitize | ops | decode-bf16 | decode-rest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-benchmarks/results}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
+python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
+
+case "${1:-}" in
+  tests)  # CUDA op, decoder and reliability tests
+    python3 -m pytest -q -p no:cacheprovider tests -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda.log"
+    python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py -rfE --tb=short 2>&1 | tee "$out/pytest_reliability.log"
+    ;;
+  sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
+        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py -k "real_decoder_sizes and bfloat16" 2>&1 \
+        | tail -20 | tee "$out/sanitizer_$tool.log"
+    done
+    ;;
+  ops)
+    python3 benchmarks/bench_ops.py --out "$out"
+    ;;
+  decode-bf16)  # the headline: both models, bf16, 480x832, eager and compiled
+    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 \
+      --compile-cases bf16:480x832 --out "$out"
+    ;;
+  decode-rest)  # the rest of the matrix, eager only
+    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 fp32 --sizes 720x1280 \
+      --compile-cases --out "$out"
+    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes fp32 --sizes 480x832 \
+      --compile-cases --out "$out"
+    ;;
+  *)
+    echo "usage: $0 tests|sanitize|ops|decode-bf16|decode-rest" >&2
+    exit 2
+    ;;
+esac
