@@ -7,9 +7,15 @@ cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
-python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
-
 case "${1:-}" in
+  tests|sanitize|ops|decode-bf16|decode-rest)
+    python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
+  *)
+    echo "usage: $0 tests|sanitize|ops|decode-bf16|decode-rest" >&2
+    exit 2 ;;
+esac
+
+case "$1" in
   tests)  # CUDA op, decoder and reliability tests
     python3 -m pytest -q -p no:cacheprovider tests -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda.log"
     python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py -rfE --tb=short 2>&1 | tee "$out/pytest_reliability.log"
@@ -33,9 +39,5 @@ case "${1:-}" in
       --compile-cases --out "$out"
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes fp32 --sizes 480x832 \
       --compile-cases --out "$out"
-    ;;
-  *)
-    echo "usage: $0 tests|sanitize|ops|decode-bf16|decode-rest" >&2
-    exit 2
     ;;
 esac
