@@ -294,3 +294,17 @@ def test_restore_and_compile_leave_a_hooked_decoder_forward_alone():
     assert torch_wanops.compile_vae(vae, enabled=True) is False
     torch_wanops.restore(vae)
     assert vae.decoder.forward is wrapper
+
+
+def test_group_offload_hooks_are_honoured():
+    stock, omni = pair("wan2.2-tiny")
+    omni.enable_group_offload(onload_device=torch.device("cpu"), offload_type="block_level", num_blocks_per_group=1)
+    assert_same_decode(stock, omni, latents("wan2.2-tiny", torch.float32, "cpu", frames=2))
+
+
+def test_omni_checkpoint_loads_into_stock(tmp_path):
+    omni = build_vae("wan2.1-tiny", vae_class=torch_wanops.OmniAutoencoderKLWan)
+    omni.save_pretrained(tmp_path)
+    stock = AutoencoderKLWan.from_pretrained(tmp_path).eval()
+    assert type(stock.decoder) is WanDecoder3d
+    assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=2))
