@@ -19,7 +19,7 @@ import torch
 
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
-from torch_wanops.apply import apply_to, find_decoder, find_vae, is_compiled_forward
+from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
 from torch_wanops.decoder import OmniWanDecoder
 
 logger = logging.getLogger(__name__)
@@ -104,9 +104,8 @@ def recompile_headroom() -> Any:
 class _ChunkForward:
     """The per-chunk decoder forward that compile_vae installs on the decoder instance."""
 
-    _wanops_compiled_forward = True  # COMPILED_FORWARD_MARK: restore() removes only this forward
-
     def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:
+        setattr(self, COMPILED_FORWARD_MARK, True)  # restore() removes only a forward marked so
         label = f"torch_wanops {type(decoder).__name__}.forward"
         self.call, self.active = compile_callable_with_fallback(
             decoder.decode_chunk, label=label, mode=mode, fullgraph=fullgraph, dynamic=dynamic

@@ -43,13 +43,6 @@ def require_same_placement(a: torch.Tensor, a_name: str, b: torch.Tensor, b_name
         raise ValueError(f"{b_name} must be on the device of {a_name} ({a.device}), got {b.device}")
 
 
-def meta_twin(tensor: torch.Tensor | None) -> torch.Tensor | None:
-    """A data-less tensor with ``tensor``'s sizes and strides, for running a reference on meta."""
-    if tensor is None:
-        return None
-    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
-
-
 def geometry(tensor: torch.Tensor | None) -> tuple | None:
     return None if tensor is None else (tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
 

@@ -7,6 +7,8 @@ that eager expression.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from torch_wanops import _backend
@@ -91,14 +93,17 @@ def dup_up3d_add_reference(
     return main + dup_up3d(source, factor_t, factor_s, repeats, drop_first)
 
 
-def _empty_output(main: torch.Tensor, shortcut_strides) -> torch.Tensor:
-    """``main + shortcut``'s output, allocated with the strides eager CPU/CUDA would give it."""
-    strides = elementwise_output_strides(main.shape, main.stride(), shortcut_strides)
+def _empty_output(main: torch.Tensor, strides) -> torch.Tensor:
     return torch.empty_strided(main.shape, strides, dtype=main.dtype, device=main.device)
 
 
+# Per-launch layout work, cached by geometry (the fake computes it symbolically, uncached).
+_cached_output_strides = functools.lru_cache(maxsize=4096)(elementwise_output_strides)
+
+
 def _launch(main, source, factor_t, factor_s, repeats, drop_first):
-    out = _empty_output(main, reference_strides(dup_up3d, (source,), (factor_t, factor_s, repeats, drop_first)))
+    shortcut_strides = reference_strides(dup_up3d, (source,), (factor_t, factor_s, repeats, drop_first))
+    out = _empty_output(main, _cached_output_strides(tuple(main.shape), tuple(main.stride()), shortcut_strides))
     if out.numel() == 0:
         return out
     batch, channels, frames, height, width = out.shape
@@ -148,7 +153,8 @@ def _dup_up3d_add_impl(main, source, factor_t, factor_s, repeats, drop_first):
 def _dup_up3d_add_fake(main, source, factor_t, factor_s, repeats, drop_first):
     check_dup_up3d_add_args(main, source, factor_t, factor_s, repeats, drop_first)
     # The shortcut's strides from the reference run on fake tensors; no data is made.
-    return _empty_output(main, dup_up3d(source, factor_t, factor_s, repeats, drop_first).stride())
+    shortcut = dup_up3d(source, factor_t, factor_s, repeats, drop_first)
+    return _empty_output(main, elementwise_output_strides(main.shape, main.stride(), shortcut.stride()))
 
 
 def _dup_up3d_add_setup_context(ctx, inputs, output):
