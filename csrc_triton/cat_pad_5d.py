@@ -5,10 +5,37 @@ one) by BLOCK elements of the innermost dimension, so loads and stores along tha
 dimension are coalesced and the row index math is done once per row. The innermost dimension is the output's stride-1 dimension: channels
 for channels_last_3d, width otherwise. All addressing goes through explicit
 strides, so any input views and any dense output layout are handled.
+
+With NORM the new frames pass through WanRMS_norm (and SiLU with SILU) on their
+way in: ``F.normalize(x, dim=1)`` from a precomputed fp32 channel norm, then
+``* scale``, ``* gamma``, ``+ 0.0`` and SiLU, each rounded to the output dtype as
+ATen's separate kernels round them (the launcher disables fp contraction). Cached
+frames are already normalized and are copied as they are.
 """
 
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
+
+from .rounding import round_to
+
+
+@triton.jit
+def rms_norm_silu(x, norm, gamma, scale, SILU: tl.constexpr, LIBDEVICE_EXP: tl.constexpr, dtype: tl.constexpr):
+    """Stock ``silu(F.normalize(x.float(), dim=1).to(dtype) * scale * gamma + 0.0)`` in fp32 registers."""
+    # F.normalize: x / norm.clamp_min(1e-12), IEEE division (ATen is built without fast math).
+    y = round_to(tl.math.div_rn(x, tl.where(norm < 1e-12, 1e-12, norm)), dtype)
+    y = round_to(y * scale, dtype)
+    y = round_to(y * gamma, dtype)
+    y = round_to(y + 0.0, dtype)  # the bias-free norm adds 0.0: -0.0 becomes +0.0
+    if SILU:
+        # ATen's silu: x / (1 + expf(-x)). libdevice's expf is CUDA's; the interpreter has only tl.exp.
+        if LIBDEVICE_EXP:
+            e = libdevice.exp(-y)
+        else:
+            e = tl.exp(-y)
+        y = round_to(tl.math.div_rn(y, 1.0 + e), dtype)
+    return y
 
 
 @triton.jit
@@ -17,6 +44,9 @@ def cat_pad_5d_kernel(
     cache_ptr,
     out_ptr,
     keep_ptr,
+    norm_ptr,
+    gamma_ptr,
+    scale,
     channels,
     height,
     width,
@@ -34,10 +64,14 @@ def cat_pad_5d_kernel(
     cache_sb, cache_sc, cache_st, cache_sh, cache_sw,
     out_sb, out_sc, out_st, out_sh, out_sw,
     keep_sb, keep_sc, keep_st, keep_sh, keep_sw,
+    norm_sb, norm_st, norm_sh, norm_sw,
     HAS_CACHE: tl.constexpr,
     HAS_KEEP: tl.constexpr,
     INNER_IS_CHANNEL: tl.constexpr,
     INDEX64: tl.constexpr,
+    NORM: tl.constexpr,
+    SILU: tl.constexpr,
+    LIBDEVICE_EXP: tl.constexpr,
     ROWS: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
@@ -78,6 +112,13 @@ def cat_pad_5d_kernel(
     from_x = inside & (it >= cache_frames)
     x_offset = b * x_sb + c * x_sc + (it - cache_frames) * x_st + ih * x_sh + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
+    if NORM:
+        norm_offset = b * norm_sb + (it - cache_frames) * norm_st + ih * norm_sh + iw * norm_sw
+        norm = tl.load(norm_ptr + norm_offset, mask=from_x, other=1.0)
+        gamma = tl.load(gamma_ptr + c, mask=from_x, other=0).to(tl.float32)
+        normalized = rms_norm_silu(values.to(tl.float32), norm, gamma, scale, SILU, LIBDEVICE_EXP,
+                                   out_ptr.dtype.element_ty)
+        values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)
         cache_offset = b * cache_sb + c * cache_sc + it * cache_st + ih * cache_sh + iw * cache_sw

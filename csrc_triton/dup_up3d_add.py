@@ -11,18 +11,7 @@ for fp16/bf16/fp32.
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def _round_to_bfloat16_grid(value):
-    """Round fp32 to the nearest bf16 value, ties to even, keeping it in fp32.
-
-    The following fp32->bf16 cast is then exact, so the result does not depend on
-    the cast's own rounding: the GPU rounds to nearest even, the Triton interpreter
-    truncates. NaN passes through unchanged.
-    """
-    bits = value.to(tl.uint32, bitcast=True)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return tl.where(value != value, value, bits.to(tl.float32, bitcast=True))
+from .rounding import round_to
 
 
 @triton.jit
@@ -91,7 +80,6 @@ def dup_up3d_add_kernel(
     main_value = tl.load(main_ptr + main_offset, mask=active)
     source_value = tl.load(source_ptr + source_offset, mask=active)
     total = main_value.to(tl.float32) + source_value.to(tl.float32)
-    if out_ptr.dtype.element_ty == tl.bfloat16:
-        total = _round_to_bfloat16_grid(total)
+    total = round_to(total, out_ptr.dtype.element_ty)
     out_offset = b * out_sb + c * out_sc + ot * out_st + oh * out_sh + ow * out_sw
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)

@@ -127,7 +127,7 @@ def test_state_dict_and_structure_are_stock(arch):
 class OpCounter(TorchDispatchMode):
     def __init__(self):
         super().__init__()
-        self.counts = {"cat_pad_5d": 0, "dup_up3d_add": 0}
+        self.counts = {"cat_pad_5d": 0, "rms_norm_cat_pad_5d": 0, "dup_up3d_add": 0}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
@@ -144,10 +144,15 @@ def test_decode_calls_the_ops(arch):
     padded_convs = [m for m in omni.decoder.modules() if type(m) is WanCausalConv3d and any(m._padding)]
     time_convs = [m for m in omni.decoder.modules() if hasattr(m, "time_conv")]
     shortcuts = [b for b in omni.decoder.up_blocks if getattr(b, "avg_shortcut", None) is not None]
+    # Every residual block's two convs and conv_out take a norm + SiLU first.
+    normed_convs = 2 * sum(type(m) is WanResidualBlock for m in omni.decoder.modules()) + 1
     with torch.no_grad(), OpCounter() as counter:
         omni.decode(z)
+    assert counter.counts["rms_norm_cat_pad_5d"] == frames * normed_convs
     # The temporal upsamplers' convs skip the first chunk ("Rep").
-    assert counter.counts["cat_pad_5d"] == frames * len(padded_convs) - len(time_convs)
+    assert counter.counts["cat_pad_5d"] + counter.counts["rms_norm_cat_pad_5d"] == (
+        frames * len(padded_convs) - len(time_convs)
+    )
     assert counter.counts["dup_up3d_add"] == frames * len(shortcuts)
     assert counter.counts["dup_up3d_add"] > 0 if "2.2" in arch else counter.counts["dup_up3d_add"] == 0
 

@@ -43,27 +43,34 @@ def triton_version() -> str | None:
     return triton.__version__
 
 
-def _kernel_device_ok(device: torch.device) -> bool:
+def _kernel_device_ok(device: torch.device, interpretable: bool) -> bool:
     if device.type == "cuda":
         return not INTERPRETER
-    return device.type == "cpu" and INTERPRETER
+    return device.type == "cpu" and INTERPRETER and interpretable
 
 
-def implementation_name(device: torch.device | str, dtype: torch.dtype, kernels: ModuleType | None) -> str:
-    """``"triton"``, ``"triton-interpreter"`` or ``"reference"``: what an op takes for this device and dtype."""
+def implementation_name(
+    device: torch.device | str, dtype: torch.dtype, kernels: ModuleType | None, interpretable: bool = True
+) -> str:
+    """``"triton"``, ``"triton-interpreter"`` or ``"reference"``: what an op takes for this device and dtype.
+
+    ``interpretable=False`` marks an op whose kernel is exact on the GPU but not under
+    the interpreter (its exp is numpy's, neither CUDA's nor ATen's CPU one): on CPU
+    such an op keeps its exact reference, and tests drive its kernel directly.
+    """
     if (
         kernels is not None
         and not _force_reference.get()
         and dtype in KERNEL_DTYPES
-        and _kernel_device_ok(torch.device(device))
+        and _kernel_device_ok(torch.device(device), interpretable)
     ):
         return "triton-interpreter" if INTERPRETER else "triton"
     return "reference"
 
 
-def uses_kernel(tensor: torch.Tensor, kernels: ModuleType | None) -> bool:
+def uses_kernel(tensor: torch.Tensor, kernels: ModuleType | None, interpretable: bool = True) -> bool:
     """Whether an op on ``tensor`` runs its Triton kernel (else the torch reference)."""
-    return implementation_name(tensor.device, tensor.dtype, kernels) != "reference"
+    return implementation_name(tensor.device, tensor.dtype, kernels, interpretable) != "reference"
 
 
 @contextlib.contextmanager

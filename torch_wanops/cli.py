@@ -94,12 +94,16 @@ def _info(args: argparse.Namespace) -> int:
         print(f"{key:<10} {value}")
     print(f"{'cuda':<10} {torch.cuda.is_available()}")
     print(f"{'interpret':<10} {_backend.INTERPRETER}")
-    for op in ("cat_pad_5d", "dup_up3d_add"):
-        kernels = _backend.kernel_module(op)
+    for op, kernel_name, interpretable in (
+        ("cat_pad_5d", "cat_pad_5d", True),
+        ("dup_up3d_add", "dup_up3d_add", True),
+        ("rms_norm_cat_pad_5d", "cat_pad_5d", False),
+    ):
+        kernels = _backend.kernel_module(kernel_name)
         print(f"wanops::{op}: triton kernels {'importable' if kernels else 'unavailable'}")
-        for dtype_name, dtype in DTYPES.items():
-            print(f"    {args.device} {dtype_name}: {_backend.implementation_name(args.device, dtype, kernels)}")
-        print(f"    {args.device} fp64: {_backend.implementation_name(args.device, torch.float64, kernels)}")
+        for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
+            name = _backend.implementation_name(args.device, dtype, kernels, interpretable)
+            print(f"    {args.device} {dtype_name}: {name}")
     return 0
 
 

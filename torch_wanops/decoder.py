@@ -14,6 +14,7 @@ walk does not know, or one carrying hooks, runs its own stock ``forward``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -28,10 +29,11 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanResample,
     WanResidualBlock,
     WanResidualUpBlock,
+    WanRMS_norm,
     WanUpBlock,
 )
 
-from torch_wanops.ops import cat_pad_5d, dup_up3d_add
+from torch_wanops.ops import cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
 from torch_wanops.ops._common import is_channels_last
 
 FeatCache = list[Any] | None
@@ -76,21 +78,74 @@ def _fusable_conv(conv: nn.Module) -> bool:
     return walkable(conv, WanCausalConv3d) and conv._padding[4] >= CACHE_T
 
 
+def _padded_conv_input(build: Callable, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+    """Run ``build(cache, keep_cache_frames) -> (padded, next_cache)`` on this conv's cache slot, if any."""
+    if feat_cache is None:
+        padded, _ = build(None, 0)
+        return padded
+    idx = feat_idx[0]
+    cached = feat_cache[idx]
+    # "Rep" (temporal upsampler after the first chunk) means "no cached frames".
+    cached = cached if isinstance(cached, torch.Tensor) else None
+    padded, feat_cache[idx] = build(cached, CACHE_T)
+    feat_idx[0] += 1
+    return padded
+
+
 def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
     """A causal conv step, reading and refreshing its cache slot when there is a cache."""
     if not _fusable_conv(conv):
         if feat_cache is None:
             return conv(x)
         return _stock_cached_conv(conv, x, feat_cache, feat_idx)
-    if feat_cache is None:
-        padded, _ = cat_pad_5d(x, None, conv._padding)
-        return nn.Conv3d.forward(conv, padded)
-    idx = feat_idx[0]
-    cached = feat_cache[idx]
-    # "Rep" (temporal upsampler after the first chunk) means "no cached frames".
-    cached = cached if isinstance(cached, torch.Tensor) else None
-    padded, feat_cache[idx] = cat_pad_5d(x, cached, conv._padding, CACHE_T)
-    feat_idx[0] += 1
+    padded = _padded_conv_input(
+        lambda cached, keep: cat_pad_5d(x, cached, conv._padding, keep), feat_cache, feat_idx
+    )
+    return nn.Conv3d.forward(conv, padded)
+
+
+def _fusable_norm(norm: nn.Module, x: torch.Tensor) -> bool:
+    # rms_norm_cat_pad_5d implements the bias-free channel-first norm (bias is the float 0.0).
+    return (
+        walkable(norm, WanRMS_norm)
+        and norm.channel_first
+        and isinstance(norm.bias, float)
+        and norm.bias == 0.0
+        and norm.gamma.dtype == x.dtype
+        and norm.gamma.device == x.device
+        and tuple(norm.gamma.shape) == (x.shape[1], 1, 1, 1)
+    )
+
+
+def _is_identity_dropout(dropout: nn.Module | None) -> bool:
+    return dropout is None or (walkable(dropout, nn.Dropout) and (not dropout.training or dropout.p == 0))
+
+
+def norm_act_conv(
+    norm: nn.Module,
+    activation: nn.Module,
+    dropout: nn.Module | None,
+    conv: nn.Module,
+    x: torch.Tensor,
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+) -> torch.Tensor:
+    """``conv(dropout(activation(norm(x))))`` with its cache step; norm, SiLU and padding in one op."""
+    if not (
+        _fusable_norm(norm, x)
+        and walkable(activation, nn.SiLU)
+        and _is_identity_dropout(dropout)
+        and _fusable_conv(conv)
+    ):
+        x = activation(norm(x))
+        if dropout is not None:
+            x = dropout(x)
+        return causal_conv(conv, x, feat_cache, feat_idx)
+    padded = _padded_conv_input(
+        lambda cached, keep: rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cached, conv._padding, keep),
+        feat_cache,
+        feat_idx,
+    )
     return nn.Conv3d.forward(conv, padded)
 
 
@@ -106,10 +161,8 @@ def residual_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, fea
     if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
-    x = block.nonlinearity(block.norm1(x))
-    x = causal_conv(block.conv1, x, feat_cache, feat_idx)
-    x = block.dropout(block.nonlinearity(block.norm2(x)))
-    x = causal_conv(block.conv2, x, feat_cache, feat_idx)
+    x = norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx)
+    x = norm_act_conv(block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx)
     return x + shortcut
 
 
@@ -209,8 +262,7 @@ class OmniWanDecoder(WanDecoder3d):
         x = mid_block(self.mid_block, x, feat_cache, feat_idx)
         for block in self.up_blocks:
             x = up_block(block, x, feat_cache, feat_idx, first_chunk, zero_rep)
-        x = self.nonlinearity(self.norm_out(x))
-        return causal_conv(self.conv_out, x, feat_cache, feat_idx)
+        return norm_act_conv(self.norm_out, self.nonlinearity, None, self.conv_out, x, feat_cache, feat_idx)
 
 
 class OmniAutoencoderKLWan(AutoencoderKLWan):

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 import torch
 
-# Importing these modules registers wanops::cat_pad_5d and wanops::dup_up3d_add.
+# Importing these modules registers the wanops ops.
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
+from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 
 
 def cat_pad_5d(
@@ -33,6 +34,30 @@ def cat_pad_5d(
     return torch.ops.wanops.cat_pad_5d(x, cache, list(padding), keep_cache_frames)
 
 
+def rms_norm_cat_pad_5d(
+    x: torch.Tensor,
+    gamma: torch.Tensor,
+    scale: float,
+    silu: bool,
+    cache: torch.Tensor | None,
+    padding: Sequence[int],
+    keep_cache_frames: int = 0,
+    channels_last: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``cat_pad_5d(silu(WanRMS_norm(x)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
+
+    The norm is diffusers' bias-free, channel-first ``WanRMS_norm`` with ``gamma``
+    (shape ``(C, 1, 1, 1)``) and ``scale``; SiLU follows when ``silu``. ``cache``
+    holds already-normalized frames. Both outputs are dense, in channels_last_3d when
+    ``channels_last`` or x is channels-last, contiguous otherwise.
+    """
+    if not torch.compiler.is_compiling():
+        check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    return torch.ops.wanops.rms_norm_cat_pad_5d(
+        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last
+    )
+
+
 def dup_up3d_add(
     main: torch.Tensor,
     source: torch.Tensor,
@@ -47,4 +72,4 @@ def dup_up3d_add(
     return torch.ops.wanops.dup_up3d_add(main, source, factor_t, factor_s, repeats, drop_first)
 
 
-__all__ = ["cat_pad_5d", "dup_up3d_add"]
+__all__ = ["cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d"]

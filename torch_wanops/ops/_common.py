@@ -91,7 +91,7 @@ def _is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int]) 
     return True
 
 
-def _dense_strides(shape: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+def dense_strides(shape: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
     """Dense strides with dimensions laid out innermost first in ``order``."""
     strides = [0] * len(shape)
     step = 1
@@ -110,7 +110,7 @@ def elementwise_output_strides(shape: Sequence[int], *operands: Sequence[int]) -
     """
     ndim = len(shape)
     if all(_is_contiguous(shape, strides) for strides in operands):
-        return _dense_strides(shape, range(ndim - 1, -1, -1))
+        return dense_strides(shape, range(ndim - 1, -1, -1))
     if all(_is_non_overlapping_and_dense(shape, strides) for strides in operands) and all(
         tuple(strides) == tuple(operands[0]) for strides in operands
     ):
@@ -139,4 +139,4 @@ def elementwise_output_strides(shape: Sequence[int], *operands: Sequence[int]) -
                 dim1 = dim0
             elif comparison < 0:
                 break
-    return _dense_strides(shape, perm)
+    return dense_strides(shape, perm)

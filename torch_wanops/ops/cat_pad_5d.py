@@ -8,6 +8,7 @@ the last ``keep_cache_frames`` frames of that output without the spatial border.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -97,13 +98,30 @@ def _reference_impl(x, cache, padding, keep_cache_frames):
     return out, next_cache
 
 
-def _launch(x, cache, padding, keep_cache_frames):
+@dataclass(frozen=True)
+class NormPrologue:
+    """WanRMS_norm (+ SiLU) applied to x's frames inside the kernel (``rms_norm_cat_pad_5d``)."""
+
+    norm: torch.Tensor  # (B, 1, T, H, W) fp32 channel norm of x
+    gamma: torch.Tensor
+    scale: float
+    silu: bool
+
+
+def launch_cat_pad_5d(
+    x: torch.Tensor,
+    cache: torch.Tensor | None,
+    padding: Sequence[int],
+    keep_cache_frames: int,
+    out_strides: Sequence[int],
+    prologue: NormPrologue | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the Triton kernel into a new dense output with ``out_strides``."""
     pad_w, _, pad_h, _, t_front, _ = padding
     batch, channels, frames, height, width = x.shape
     cache_frames = 0 if cache is None else cache.shape[2]
     out_shape = (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
-    strides = reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
-    out = torch.empty_strided(out_shape, strides, dtype=x.dtype, device=x.device)
+    out = torch.empty_strided(out_shape, out_strides, dtype=x.dtype, device=x.device)
     keep = _keep_frames(out_shape[2], keep_cache_frames)
     next_cache = _empty_next_cache(out, x, keep)
     if out.numel() == 0:
@@ -113,25 +131,39 @@ def _launch(x, cache, padding, keep_cache_frames):
     rows = out.numel() // inner_size
     tile_rows, block, warps = _backend.launch_tile(inner_size)
     grid = (-(-rows // tile_rows), -(-inner_size // block))
-    # Without a cache or a kept cache the kernel never dereferences those pointers.
+    # Pointers a configuration never dereferences get a placeholder tensor.
     cache_arg = x if cache is None else cache
     keep_arg = out if keep == 0 else next_cache
+    norm = x if prologue is None else prologue.norm
+    norm_strides = (0, 0, 0, 0) if prologue is None else (norm.stride(0), *norm.stride()[2:])
     with _backend.device_of(x):
         _kernels.cat_pad_5d_kernel[grid](
-            x, cache_arg, out, keep_arg,
+            x, cache_arg, out, keep_arg, norm,
+            x if prologue is None else prologue.gamma,
+            0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
             t_front - cache_frames, pad_h, pad_w, keep, inner_size, rows,
-            *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(),
+            *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(), *norm_strides,
             HAS_CACHE=cache is not None,
             HAS_KEEP=keep > 0,
             INNER_IS_CHANNEL=channel_inner,
             INDEX64=_backend.index_needs_int64(x, cache_arg, out, keep_arg),
+            NORM=prologue is not None,
+            SILU=prologue is not None and prologue.silu,
+            LIBDEVICE_EXP=not _backend.INTERPRETER,
             ROWS=tile_rows,
             BLOCK=block,
             num_warps=warps,
+            # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
+            enable_fp_fusion=False,
         )
     return out, next_cache
+
+
+def _launch(x, cache, padding, keep_cache_frames):
+    strides = reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
+    return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides)
 
 
 # Defined with torch.library.define/impl rather than @custom_op: same contract

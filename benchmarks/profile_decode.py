@@ -1,0 +1,76 @@
+"""Where a decode's GPU time goes: CUDA kernels of one decode, grouped by name (CUDA).
+
+    python benchmarks/profile_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
+
+Prints, per variant, the total kernel time and the top kernels (time, calls, share);
+writes the same to profile_<model>_<dtype>_<variant>.txt under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch_wanops  # noqa: E402
+from torch_wanops.bench import DTYPES  # noqa: E402
+from torch_wanops.configs import build_vae, latent_shape  # noqa: E402
+
+
+def kernel_table(prof: torch.profiler.profile, top: int) -> tuple[float, list[str]]:
+    totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            entry = totals[event.name[:90]]
+            entry[0] += event.device_time_total / 1e6
+            entry[1] += 1
+    total = sum(t for t, _ in totals.values())
+    lines = [f"total CUDA kernel time {total:.3f} s"]
+    for name, (seconds, calls) in sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]:
+        lines.append(f"{seconds:8.4f} s {calls:6d} calls {100 * seconds / total:5.1f}%  {name}")
+    return total, lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="wan2.1")
+    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
+    parser.add_argument("--size", default="480x832")
+    parser.add_argument("--frames", type=int, default=81)
+    parser.add_argument("--variants", nargs="+", default=["diffusers-eager", "wanops-eager"])
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = parser.parse_args()
+
+    height, width = (int(v) for v in args.size.split("x"))
+    vae = build_vae(args.model, dtype=DTYPES[args.dtype], device="cuda")
+    z = torch.randn(latent_shape(args.model, height, width, args.frames), generator=torch.Generator().manual_seed(0))
+    z = z.to("cuda", DTYPES[args.dtype])
+    os.makedirs(args.out, exist_ok=True)
+    for variant in args.variants:
+        if variant == "wanops-eager":
+            torch_wanops.apply_to(vae)
+        elif variant != "diffusers-eager":
+            raise SystemExit(f"--variants takes diffusers-eager and wanops-eager, got {variant!r}")
+        with torch.no_grad():
+            vae.decode(z)  # warm-up: cuDNN autotuning, Triton compilation
+            torch.cuda.synchronize()
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                vae.decode(z)
+                torch.cuda.synchronize()
+        torch_wanops.restore(vae)
+        _, lines = kernel_table(prof, args.top)
+        text = "\n".join([f"# {args.model} {args.dtype} {args.size}x{args.frames} {variant}", *lines]) + "\n"
+        print(text, flush=True)
+        path = os.path.join(args.out, f"profile_{args.model}_{args.dtype}_{variant}.txt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""wanops::rms_norm_cat_pad_5d against diffusers' WanRMS_norm + SiLU + cat + pad, bit for bit.
+
+On CUDA the op runs its Triton kernel and is compared with the stock modules.
+Under TRITON_INTERPRET=1 the op keeps its reference on CPU (the interpreter's exp
+is numpy's), so the kernel is driven directly and compared with an emulation of
+ATen's CUDA arithmetic built from the same numpy exp.
+"""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+from conftest import HAS_CUDA, IMPLEMENTATIONS, cuda, make_layout, random_tensor, run_impl
+from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
+from hypothesis import example, given
+from hypothesis import strategies as st
+from test_cat_pad_5d import DTYPES, REAL_SHAPES, build_case, cat_pad_cases, expected_outputs
+
+from torch_wanops import _backend
+from torch_wanops.ops import rms_norm_cat_pad_5d
+from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
+from torch_wanops.ops.rms_norm_cat_pad_5d import _channel_norm
+
+# The op's own dispatch never takes the interpreter (see the module docstring).
+OP_IMPLEMENTATIONS = [(d, i) for d, i in IMPLEMENTATIONS if not (d == "cpu" and i == "triton")]
+op_impl_params = pytest.mark.parametrize(
+    "device,impl", OP_IMPLEMENTATIONS, ids=[f"{d}-{i}" for d, i in OP_IMPLEMENTATIONS]
+)
+
+
+def stock_norm(channels, dtype, device, seed):
+    norm = WanRMS_norm(channels, images=False).to(device=device, dtype=dtype)
+    with torch.no_grad():
+        norm.gamma.copy_(random_tensor(norm.gamma.shape, dtype, device, seed))
+    return norm
+
+
+def expected_layout(x, channels_last):
+    channel_inner = channels_last or (x.shape[1] > 1 and x.stride(1) == 1)
+    return torch.channels_last_3d if channel_inner else torch.contiguous_format
+
+
+def check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last):
+    ref_out, ref_kept = expected_outputs(normalized, cache, padding, keep)
+    memory_format = expected_layout(x, channels_last)
+    assert out.shape == ref_out.shape and out.dtype == x.dtype and out.device == x.device
+    assert out.stride() == ref_out.contiguous(memory_format=memory_format).stride()
+    assert torch.equal(out, ref_out)
+    assert next_cache.shape == ref_kept.shape
+    assert next_cache.is_contiguous(memory_format=memory_format)
+    assert torch.equal(next_cache, ref_kept)
+    for result in (out, next_cache):
+        for source in (x, cache):
+            if source is not None and result.numel() and source.numel():
+                assert result.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
+
+
+@st.composite
+def norm_cases(draw):
+    return draw(cat_pad_cases()), draw(st.booleans()), draw(st.booleans()), draw(st.floats(0.1, 40.0))
+
+
+@op_impl_params
+@given(case=norm_cases())
+@example(case=((1, 2, 1, 1, 1, 0, 0, 0, None, 0, torch.bfloat16, "contiguous", "contiguous", 0), True, False, 2.0))
+@example(case=((2, 3, 2, 2, 5, 1, 1, 2, 1, 2, torch.float32, "channels_last", "cropped", 3), True, True, 1.7))
+def test_matches_stock_norm_silu_cat_pad(device, impl, case):
+    cat_case, silu, channels_last, scale = case
+    x, cache, padding, keep = build_case(cat_case, device)
+    # Inputs three times the unit scale reach SiLU's tails and the norm's rounding edges.
+    x = x * 3
+    norm = stock_norm(x.shape[1], x.dtype, device, cat_case[-1] + 7)
+    norm.scale = scale
+    with torch.no_grad():
+        normalized = norm(x)
+        if silu:
+            normalized = nn.SiLU()(normalized)
+        out, next_cache = run_impl(
+            impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, silu, cache, padding, keep, channels_last
+        )
+    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last)
+
+
+def emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm):
+    """ATen's CUDA arithmetic on CPU, with numpy's exp (the interpreter's) standing in for expf."""
+
+    def rounded(value):
+        return value.to(x.dtype).float()
+
+    y = rounded(x.float() / norm.clamp_min(1e-12))
+    y = rounded(y * torch.tensor(scale, dtype=torch.float32))
+    y = rounded(y * gamma.float())
+    y = rounded(y + 0.0)
+    if silu:
+        values = y.numpy()
+        y = rounded(torch.from_numpy(values / (np.float32(1) + np.exp(-values))))
+    return y.to(x.dtype)
+
+
+@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@given(case=norm_cases())
+@example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
+def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
+    cat_case, silu, channels_last, scale = case
+    x, cache, padding, keep = build_case(cat_case, "cpu")
+    x = x * 3
+    gamma = random_tensor((x.shape[1], 1, 1, 1), x.dtype, "cpu", cat_case[-1] + 7)
+    norm = _channel_norm(x)
+    memory_format = expected_layout(x, channels_last)
+    shape = (x.shape[0], x.shape[1], padding[4] + x.shape[2], x.shape[3] + 2 * padding[2], x.shape[4] + 2 * padding[0])
+    strides = torch.empty(shape, device="meta", memory_format=memory_format).stride()
+    out, next_cache = launch_cat_pad_5d(x, cache, padding, keep, strides, NormPrologue(norm, gamma, scale, silu))
+    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm)
+    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last)
+
+
+def special_input(dtype, device):
+    """Zero and signed-zero channel vectors (norm clamped to eps), tiny and huge values, SiLU's tails."""
+    x = random_tensor((2, 4, 3, 3, 5), dtype, device, 11) * 30
+    x[0, :, 0, 0, 0] = 0.0
+    x[0, :, 0, 0, 1] = -0.0
+    x[0, :2, 0, 0, 2] = -0.0
+    x[1, :, 1, 1, :] = 1e-30 if dtype == torch.float32 else 1e-6
+    x[1, 0, 2, 2, :] = -1e4 if dtype == torch.float16 else -1e30
+    x[1, 1, 2, 2, :] = 1e4 if dtype == torch.float16 else 1e30
+    return x
+
+
+@op_impl_params
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_special_values(device, impl, dtype):
+    x = special_input(dtype, device)
+    norm = stock_norm(4, dtype, device, 3)
+    with torch.no_grad():
+        normalized = nn.SiLU()(norm(x))
+        out, next_cache = run_impl(impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0), 2)
+    check_outputs(out, next_cache, normalized, x, None, (1, 1, 1, 1, 2, 0), 2, False)
+    # Signed zeros are equal as values: compare the bit patterns too.
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    expected = expected_outputs(normalized, None, (1, 1, 1, 1, 2, 0), 0)[0].contiguous()
+    assert torch.equal(out.view(bits), expected.view(bits))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])
+def test_opcheck(requires_grad, layout):
+    for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
+        x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
+        gamma = torch.randn(3, 1, 1, 1, device=device).requires_grad_(requires_grad)
+        cache = torch.randn(2, 3, 4, 6, 7, device=device)[:, :, 2:, 1:5, 1:6].requires_grad_(requires_grad)
+        for args in (
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False),
+            (x, gamma, 3.0, False, None, [0, 0, 1, 1, 2, 0], 0, True),
+            (x, gamma, 0.5, True, cache, [1, 1, 0, 0, 3, 0], 3, False),
+        ):
+            torch.library.opcheck(torch.ops.wanops.rms_norm_cat_pad_5d.default, args)
+
+
+def test_gradcheck():
+    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    gamma = torch.randn(3, 1, 1, 1, dtype=torch.float64, requires_grad=True)
+    cache = torch.randn(2, 3, 1, 3, 4, dtype=torch.float64, requires_grad=True)
+
+    def both(x, gamma, cache):
+        return rms_norm_cat_pad_5d(x, gamma, 3**0.5, True, cache, (1, 1, 2, 2, 2, 0), 2)
+
+    assert torch.autograd.gradcheck(both, (x, gamma, cache))
+
+
+def test_gradients_equal_the_stock_modules():
+    x = torch.randn(1, 3, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    norm = stock_norm(3, torch.float64, "cpu", 5)
+    out, kept = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0), 2)
+    ref_out, ref_kept = expected_outputs(nn.SiLU()(norm(x)), None, (1, 1, 1, 1, 2, 0), 2)
+    grads = [torch.randn_like(out), torch.randn_like(kept)]
+    got = torch.autograd.grad((out, kept), (x, norm.gamma), grads)
+    expected = torch.autograd.grad((ref_out, ref_kept), (x, norm.gamma), grads)
+    for a, b in zip(got, expected):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile_fullgraph_matches_eager(dynamic):
+    torch._dynamo.reset()
+    gamma = torch.randn(3, 1, 1, 1)
+
+    def conv_input(x, cache):
+        padded, kept = rms_norm_cat_pad_5d(x * 2, gamma, 3**0.5, True, cache, (1, 1, 1, 1, 2, 0), 2)
+        return padded + 1, kept
+
+    compiled = torch.compile(conv_input, fullgraph=True, dynamic=dynamic, backend="inductor")
+    for frames, width in ((1, 5), (2, 7)):
+        x = torch.randn(1, 3, frames, 4, width).contiguous(memory_format=torch.channels_last_3d)
+        cache = torch.randn(1, 3, 2, 4, width)
+        expected = conv_input(x, cache)
+        got = compiled(x, cache)
+        for a, b in zip(got, expected):
+            assert torch.equal(a, b) and a.stride() == b.stride()
+
+
+def _call(x, gamma, cache, **overrides):
+    args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False)
+    args.update(overrides)
+    return rms_norm_cat_pad_5d(x, gamma, args["scale"], args["silu"], cache, args["padding"],
+                               args["keep_cache_frames"], args["channels_last"])
+
+
+INVALID = [
+    (lambda x, g, c: _call(x, g[0], c), ValueError, "gamma must be a 4-D"),
+    (lambda x, g, c: _call(x, "g", c), TypeError, "gamma must be a torch.Tensor"),
+    (lambda x, g, c: _call(x, g[:2], c), ValueError, r"gamma must have shape \(C, 1, 1, 1\)"),
+    (lambda x, g, c: _call(x, g.double(), c), TypeError, "gamma must have the dtype of x"),
+    (lambda x, g, c: _call(x, g, c, scale="2"), TypeError, "scale must be a float"),
+    (lambda x, g, c: _call(x, g, c, silu=1), TypeError, "silu must be a bool"),
+    (lambda x, g, c: _call(x, g, c, channels_last=None), TypeError, "channels_last must be a bool"),
+    (lambda x, g, c: _call(x[0], g, c), ValueError, "x must be a 5-D"),
+    (lambda x, g, c: _call(x, g, c[:, :2]), ValueError, "cache must match x in channels"),
+    (lambda x, g, c: _call(x, g, c, padding=(1, 0, 1, 1, 2, 0)), ValueError, "padding must be symmetric in width"),
+    (lambda x, g, c: _call(x, g, c, padding=(1, 1, 1, 1, 1, 0)), ValueError, "more than the front padding"),
+    (lambda x, g, c: _call(x, g, c, keep_cache_frames=-1), ValueError, "keep_cache_frames must be >= 0"),
+]
+
+
+@pytest.mark.parametrize("call,error,message", INVALID, ids=[m for _, _, m in INVALID])
+def test_invalid_arguments_name_the_argument(call, error, message):
+    x = torch.randn(2, 3, 1, 4, 5)
+    with pytest.raises(error, match=message):
+        call(x, torch.randn(3, 1, 1, 1), torch.randn(2, 3, 2, 4, 5))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):
+    channels, frames, height, width, cache_frames, padding = shape
+    x = make_layout(random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3, layout)
+    cache = None
+    if cache_frames:
+        buffer = random_tensor((1, channels, cache_frames, height + 2, width + 2), dtype, "cuda", 1)
+        cache = make_layout(buffer, layout)[:, :, :, 1:-1, 1:-1]
+    norm = stock_norm(channels, dtype, "cuda", 2)
+    with torch.no_grad():
+        normalized = nn.SiLU()(norm(x))
+        out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
+    check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)

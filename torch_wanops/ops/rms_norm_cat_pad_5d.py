@@ -1,0 +1,152 @@
+"""``wanops::rms_norm_cat_pad_5d``: a residual block's norm, SiLU and causal-conv input in one pass.
+
+Spec (the reference below): ``cat_pad_5d(act(norm(x)), cache, padding, keep)``
+where ``norm`` is diffusers' bias-free ``WanRMS_norm`` (channel-first, fp32
+normalize for fp16/bf16) with ``gamma`` and ``scale``, and ``act`` is SiLU when
+``silu``. The cache holds frames that were already normalized. The Triton path
+computes the fp32 channel norm with ATen (so its summation order is ATen's) and
+does everything else in the cat_pad_5d kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from torch_wanops import _backend
+from torch_wanops.ops._common import dense_strides, is_channels_last, require, require_same_placement, require_tensor
+from torch_wanops.ops.cat_pad_5d import (
+    NormPrologue,
+    _empty_next_cache,
+    _keep_frames,
+    _reference_impl,
+    check_cat_pad_5d_args,
+    check_cat_pad_5d_types,
+    launch_cat_pad_5d,
+)
+
+_kernels = _backend.kernel_module("cat_pad_5d")
+# SiLU's exp under the interpreter is numpy's: CPU keeps the reference (see _backend).
+INTERPRETABLE = False
+
+
+def check_rms_norm_cat_pad_5d_types(
+    x: object, gamma: object, scale: object, silu: object, cache: object, padding: object,
+    keep_cache_frames: object, channels_last: object,
+) -> None:
+    """The Python-type half of the checks, run before the dispatcher sees the call."""
+    check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
+    require_tensor(gamma, "gamma", ndim=4)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a float, got {type(scale).__name__}")
+    for value, name in ((silu, "silu"), (channels_last, "channels_last")):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+
+
+def check_rms_norm_cat_pad_5d_args(
+    x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool, cache: torch.Tensor | None,
+    padding: Sequence[int], keep_cache_frames: int, channels_last: bool,
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+    require_same_placement(x, "x", gamma, "gamma")
+    require(
+        tuple(gamma.shape) == (x.shape[1], 1, 1, 1),
+        ValueError,
+        lambda: f"gamma must have shape (C, 1, 1, 1) = ({x.shape[1]}, 1, 1, 1) for x {tuple(x.shape)}, "
+        f"got {tuple(gamma.shape)}",
+    )
+
+
+def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool) -> torch.Tensor:
+    """Stock ``WanRMS_norm(channel_first=True, bias=False)`` followed by ``nn.SiLU`` when ``silu``."""
+    needs_fp32 = x.dtype in (torch.float16, torch.bfloat16) or any(t in str(x.dtype) for t in ("float4_", "float8_"))
+    y = F.normalize(x.float() if needs_fp32 else x, dim=1).to(x.dtype) * scale * gamma + 0.0
+    return F.silu(y) if silu else y
+
+
+def _out_memory_format(x: torch.Tensor, channels_last: bool) -> torch.memory_format:
+    return torch.channels_last_3d if channels_last or is_channels_last(x) else torch.contiguous_format
+
+
+def _out_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
+    pad_w, _, pad_h, _, t_front, _ = padding
+    batch, channels, frames, height, width = x.shape
+    return (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
+
+
+def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last):
+    out, next_cache = _reference_impl(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
+    memory_format = _out_memory_format(x, channels_last)
+    return out.contiguous(memory_format=memory_format), next_cache.contiguous(memory_format=memory_format)
+
+
+def _channel_norm(x: torch.Tensor) -> torch.Tensor:
+    """``F.normalize``'s fp32 channel norm of x, bit for bit, as a (B, 1, T, H, W) tensor."""
+    if x.dtype != torch.float32 and x.is_cuda and (
+        x.is_contiguous() or x.is_contiguous(memory_format=torch.channels_last_3d)
+    ):
+        # Upcasting inside the reduction gives the bits of reducing x.float() (measured on
+        # the H200 at the decoder's sizes) without writing and reading the fp32 copy.
+        return torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32)
+    return torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
+
+
+torch.library.define(
+    "wanops::rms_norm_cat_pad_5d",
+    "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
+    "bool channels_last=False) -> (Tensor, Tensor)",
+)
+
+
+@torch.library.impl("wanops::rms_norm_cat_pad_5d", "default")
+def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
+    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
+        prologue = NormPrologue(_channel_norm(x), gamma, float(scale), silu)
+        shape = _out_shape(x, padding)
+        order = (1, 4, 3, 2, 0) if _out_memory_format(x, channels_last) == torch.channels_last_3d else (4, 3, 2, 1, 0)
+        return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, dense_strides(shape, order), prologue)
+    return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+
+
+@torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
+def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
+    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    shape = _out_shape(x, padding)
+    out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=_out_memory_format(x, channels_last))
+    return out, _empty_next_cache(out, x, _keep_frames(shape[2], keep_cache_frames))
+
+
+def _setup_context(ctx, inputs, output):
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last = inputs
+    ctx.arguments = (scale, silu, list(padding), keep_cache_frames, channels_last)
+    ctx.has_cache = cache is not None
+    ctx.save_for_backward(x, gamma, cache if cache is not None else x)
+
+
+def _backward(ctx, grad_out, grad_next_cache):
+    # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
+    x, gamma, cache = ctx.saved_tensors
+    scale, silu, padding, keep_cache_frames, channels_last = ctx.arguments
+    inputs = [x.detach().requires_grad_(), gamma.detach().requires_grad_()]
+    if ctx.has_cache:
+        inputs.append(cache.detach().requires_grad_())
+    with torch.enable_grad():
+        outputs = rms_norm_cat_pad_5d_reference(
+            inputs[0], inputs[1], scale, silu, inputs[2] if ctx.has_cache else None, padding,
+            keep_cache_frames, channels_last,
+        )
+        pairs = [(o, g) for o, g in zip(outputs, (grad_out, grad_next_cache)) if g is not None and o.numel()]
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True
+        )
+    grad_cache = grads[2] if ctx.has_cache else None
+    return grads[0], grads[1], None, None, grad_cache, None, None, None
+
+
+torch.library.register_autograd("wanops::rms_norm_cat_pad_5d", _backward, setup_context=_setup_context)
