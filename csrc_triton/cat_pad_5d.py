@@ -27,7 +27,7 @@ def rms_norm_silu(x, norm, gamma, scale, SILU: tl.constexpr, LIBDEVICE_EXP: tl.c
     y = round_to(tl.math.div_rn(x, tl.where(norm < 1e-12, 1e-12, norm)), dtype)
     y = round_to(y * scale, dtype)
     y = round_to(y * gamma, dtype)
-    y = round_to(y + 0.0, dtype)  # the bias-free norm adds 0.0: -0.0 becomes +0.0
+    y = y + 0.0  # the bias-free norm adds 0.0: -0.0 becomes +0.0, and stays on the grid
     if SILU:
         # ATen's silu: x / (1 + expf(-x)). libdevice's expf is CUDA's; the interpreter has only tl.exp.
         if LIBDEVICE_EXP:

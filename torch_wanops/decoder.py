@@ -121,6 +121,18 @@ def _is_identity_dropout(dropout: nn.Module | None) -> bool:
     return dropout is None or (walkable(dropout, nn.Dropout) and (not dropout.training or dropout.p == 0))
 
 
+def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
+    """x and the cache both contiguous, or both unambiguously channels_last_3d.
+
+    Then rms_norm_cat_pad_5d lays its outputs out as the stock modules would; mixed
+    or ambiguous layouts take the stock modules.
+    """
+    tensors = [x] + ([cached] if isinstance(cached, torch.Tensor) else [])
+    if all(t.is_contiguous() and not is_channels_last(t) for t in tensors):
+        return True
+    return all(t.is_contiguous(memory_format=torch.channels_last_3d) and not t.is_contiguous() for t in tensors)
+
+
 def norm_act_conv(
     norm: nn.Module,
     activation: nn.Module,
@@ -136,6 +148,7 @@ def norm_act_conv(
         and walkable(activation, nn.SiLU)
         and _is_identity_dropout(dropout)
         and _fusable_conv(conv)
+        and _same_dense_layout(x, None if feat_cache is None else feat_cache[feat_idx[0]])
     ):
         x = activation(norm(x))
         if dropout is not None:

@@ -49,7 +49,7 @@ def rms_norm_cat_pad_5d(
     The norm is diffusers' bias-free, channel-first ``WanRMS_norm`` with ``gamma``
     (shape ``(C, 1, 1, 1)``) and ``scale``; SiLU follows when ``silu``. ``cache``
     holds already-normalized frames. Both outputs are dense, in channels_last_3d when
-    ``channels_last`` or x is channels-last, contiguous otherwise.
+    ``channels_last`` or when x and the cache are both channels-last, contiguous otherwise.
     """
     if not torch.compiler.is_compiling():
         check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)

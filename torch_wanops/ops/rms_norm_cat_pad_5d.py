@@ -6,6 +6,10 @@ normalize for fp16/bf16) with ``gamma`` and ``scale``, and ``act`` is SiLU when
 ``silu``. The cache holds frames that were already normalized. The Triton path
 computes the fp32 channel norm with ATen (so its summation order is ATen's) and
 does everything else in the cat_pad_5d kernel.
+
+Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
+x and the cache are both channels-last, contiguous otherwise. That is what the
+stock expression gives for contiguous or (unambiguously) channels-last inputs.
 """
 
 from __future__ import annotations
@@ -69,8 +73,11 @@ def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, 
     return F.silu(y) if silu else y
 
 
-def _out_memory_format(x: torch.Tensor, channels_last: bool) -> torch.memory_format:
-    return torch.channels_last_3d if channels_last or is_channels_last(x) else torch.contiguous_format
+def _out_memory_format(x: torch.Tensor, cache: torch.Tensor | None, channels_last: bool) -> torch.memory_format:
+    """channels_last_3d when asked for, or when x and the cache are both channels-last (as torch.cat decides)."""
+    if channels_last or (is_channels_last(x) and (cache is None or is_channels_last(cache))):
+        return torch.channels_last_3d
+    return torch.contiguous_format
 
 
 def _out_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
@@ -79,10 +86,23 @@ def _out_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
     return (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
 
 
+def _out_strides(x, cache, padding, channels_last) -> tuple[int, ...]:
+    order = (1, 4, 3, 2, 0) if _out_memory_format(x, cache, channels_last) == torch.channels_last_3d else (4, 3, 2, 1, 0)
+    return dense_strides(_out_shape(x, padding), order)
+
+
+def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames):
+    return _reference_impl(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
+
+
 def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last):
-    out, next_cache = _reference_impl(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
-    memory_format = _out_memory_format(x, channels_last)
-    return out.contiguous(memory_format=memory_format), next_cache.contiguous(memory_format=memory_format)
+    """The op's outputs from the stock ops, in the op's layout."""
+    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames)
+    strides = _out_strides(x, cache, padding, channels_last)
+    if out.stride() != strides:
+        out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
+        next_cache = _empty_next_cache(out, x, next_cache.shape[2]).copy_(next_cache)
+    return out, next_cache
 
 
 def _channel_norm(x: torch.Tensor) -> torch.Tensor:
@@ -108,18 +128,17 @@ def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_
     check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
         prologue = NormPrologue(_channel_norm(x), gamma, float(scale), silu)
-        shape = _out_shape(x, padding)
-        order = (1, 4, 3, 2, 0) if _out_memory_format(x, channels_last) == torch.channels_last_3d else (4, 3, 2, 1, 0)
-        return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, dense_strides(shape, order), prologue)
+        strides = _out_strides(x, cache, padding, channels_last)
+        return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
 
 
 @torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
 def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
     check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
-    shape = _out_shape(x, padding)
-    out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=_out_memory_format(x, channels_last))
-    return out, _empty_next_cache(out, x, _keep_frames(shape[2], keep_cache_frames))
+    memory_format = _out_memory_format(x, cache, channels_last)
+    out = torch.empty(_out_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
+    return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
 
 
 def _setup_context(ctx, inputs, output):
@@ -132,14 +151,14 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, grad_out, grad_next_cache):
     # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
     x, gamma, cache = ctx.saved_tensors
-    scale, silu, padding, keep_cache_frames, channels_last = ctx.arguments
+    scale, silu, padding, keep_cache_frames, _ = ctx.arguments
     inputs = [x.detach().requires_grad_(), gamma.detach().requires_grad_()]
     if ctx.has_cache:
         inputs.append(cache.detach().requires_grad_())
     with torch.enable_grad():
-        outputs = rms_norm_cat_pad_5d_reference(
-            inputs[0], inputs[1], scale, silu, inputs[2] if ctx.has_cache else None, padding,
-            keep_cache_frames, channels_last,
+        # Layout does not change gradient values: the plain stock expression will do.
+        outputs = _stock_outputs(
+            inputs[0], inputs[1], scale, silu, inputs[2] if ctx.has_cache else None, padding, keep_cache_frames
         )
         pairs = [(o, g) for o, g in zip(outputs, (grad_out, grad_next_cache)) if g is not None and o.numel()]
         grads = torch.autograd.grad(
