@@ -107,11 +107,9 @@ def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_ca
 
 def _channel_norm(x: torch.Tensor) -> torch.Tensor:
     """``F.normalize``'s fp32 channel norm of x, bit for bit, as a (B, 1, T, H, W) tensor."""
-    if x.dtype != torch.float32 and x.is_cuda and (
-        x.is_contiguous() or x.is_contiguous(memory_format=torch.channels_last_3d)
-    ):
+    if x.dtype != torch.float32 and x.is_cuda and x.is_contiguous():
         # Upcasting inside the reduction gives the bits of reducing x.float() (measured on
-        # the H200 at the decoder's sizes) without writing and reading the fp32 copy.
+        # the H200 at the decoder's contiguous sizes) without writing and reading the fp32 copy.
         return torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32)
     return torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
 
