@@ -121,16 +121,31 @@ def _is_identity_dropout(dropout: nn.Module | None) -> bool:
     return dropout is None or (walkable(dropout, nn.Dropout) and (not dropout.training or dropout.p == 0))
 
 
-def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
-    """x and the cache both contiguous, or both unambiguously channels_last_3d.
+def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
+    """The memory format ``tensor`` has exactly (canonical strides), or None.
 
-    Then rms_norm_cat_pad_5d lays its outputs out as the stock modules would; mixed
-    or ambiguous layouts take the stock modules.
+    Exact strides matter: a channels-last tensor with one frame may carry any
+    frame stride, and then torch treats it as contiguous while channel-stride
+    rules would not.
     """
-    tensors = [x] + ([cached] if isinstance(cached, torch.Tensor) else [])
-    if all(t.is_contiguous() and not is_channels_last(t) for t in tensors):
-        return True
-    return all(t.is_contiguous(memory_format=torch.channels_last_3d) and not t.is_contiguous() for t in tensors)
+    if tensor.is_contiguous() and not is_channels_last(tensor):
+        return torch.contiguous_format
+    canonical = torch.empty(tensor.shape, device="meta", memory_format=torch.channels_last_3d).stride()
+    if tensor.stride() == canonical and is_channels_last(tensor) and not tensor.is_contiguous():
+        return torch.channels_last_3d
+    return None
+
+
+def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
+    """x and the cache both contiguous, or both canonically channels_last_3d.
+
+    Then rms_norm_cat_pad_5d lays its outputs out as the stock modules would; other
+    layouts (mixed, ambiguous) take the stock modules.
+    """
+    layout = _dense_layout(x)
+    if layout is None:
+        return False
+    return not isinstance(cached, torch.Tensor) or _dense_layout(cached) == layout
 
 
 def norm_act_conv(
