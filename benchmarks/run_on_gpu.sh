@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests | sanitize | ops | decode-bf16 | decode-rest
+#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | ops | decode-bf16 | decode-rest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|sanitize|ops|decode-bf16|decode-rest)
+  tests-ops|tests-decoder|sanitize|probe|ops|decode-bf16|decode-rest)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|sanitize|ops|decode-bf16|decode-rest" >&2
+    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|ops|decode-bf16|decode-rest" >&2
     exit 2 ;;
 esac
 
 case "$1" in
-  tests)  # CUDA op, decoder and reliability tests
-    python3 -m pytest -q -p no:cacheprovider tests -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda.log"
+  tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
+    python3 -m pytest -q -p no:cacheprovider tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
+      tests/test_rms_norm_cat_pad_5d.py -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda_ops.log"
+    ;;
+  tests-decoder)  # decoder and reliability tests on CUDA
+    python3 -m pytest -q -p no:cacheprovider tests/test_decoder.py -k cuda -rfE --tb=short \
+      2>&1 | tee "$out/pytest_cuda_decoder.log"
     python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py -rfE --tb=short 2>&1 | tee "$out/pytest_reliability.log"
+    ;;
+  probe)  # the bitwise facts behind the levers, and where a decode's time goes
+    python3 benchmarks/probe_exactness.py 2>&1 | tee "$out/probe_exactness.log"
+    python3 benchmarks/profile_decode.py --out "$out"
     ;;
   sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py -k "real_decoder_sizes and bfloat16" 2>&1 \
+        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py \
+        -k "real_decoder_sizes and bfloat16" 2>&1 \
         | tail -20 | tee "$out/sanitizer_$tool.log"
     done
     ;;

@@ -162,22 +162,27 @@ def test_backward_is_the_matching_crop():
     assert torch.equal(gc, crop[:, :, 1:2])
 
 
-@pytest.mark.parametrize("dynamic", [False, True])
-def test_compile_fullgraph_matches_eager(dynamic):
+def assert_compiled_conv_input_matches(build, dynamic):
+    """``torch.compile(fullgraph=True)`` of ``build(x * 2, cache)`` (+1) equals eager, bits and strides."""
     torch._dynamo.reset()
 
     def conv_input(x, cache):
-        padded, kept = cat_pad_5d(x * 2, cache, (1, 1, 1, 1, 2, 0), 2)
+        padded, kept = build(x * 2, cache)
         return padded + 1, kept
 
     compiled = torch.compile(conv_input, fullgraph=True, dynamic=dynamic, backend="inductor")
-    for frames, width in ((1, 5), (2, 7)):
+    for frames, width, cache_format in ((1, 5, torch.contiguous_format), (2, 7, torch.channels_last_3d)):
         x = torch.randn(1, 3, frames, 4, width).contiguous(memory_format=torch.channels_last_3d)
-        cache = torch.randn(1, 3, 2, 4, width)
+        cache = torch.randn(1, 3, 2, 4, width).contiguous(memory_format=cache_format)
         expected = conv_input(x, cache)
         got = compiled(x, cache)
         for a, b in zip(got, expected):
             assert torch.equal(a, b) and a.stride() == b.stride()
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile_fullgraph_matches_eager(dynamic):
+    assert_compiled_conv_input_matches(lambda x, cache: cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2), dynamic)
 
 
 INVALID = [

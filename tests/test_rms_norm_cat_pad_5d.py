@@ -14,7 +14,14 @@ from conftest import HAS_CUDA, IMPLEMENTATIONS, cuda, make_layout, random_tensor
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_cat_pad_5d import DTYPES, REAL_SHAPES, build_case, cat_pad_cases, expected_outputs
+from test_cat_pad_5d import (
+    DTYPES,
+    REAL_SHAPES,
+    assert_compiled_conv_input_matches,
+    build_case,
+    cat_pad_cases,
+    expected_outputs,
+)
 
 from torch_wanops import _backend
 from torch_wanops.ops import rms_norm_cat_pad_5d
@@ -183,21 +190,10 @@ def test_gradients_equal_the_stock_modules():
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph_matches_eager(dynamic):
-    torch._dynamo.reset()
     gamma = torch.randn(3, 1, 1, 1)
-
-    def conv_input(x, cache):
-        padded, kept = rms_norm_cat_pad_5d(x * 2, gamma, 3**0.5, True, cache, (1, 1, 1, 1, 2, 0), 2)
-        return padded + 1, kept
-
-    compiled = torch.compile(conv_input, fullgraph=True, dynamic=dynamic, backend="inductor")
-    for frames, width in ((1, 5), (2, 7)):
-        x = torch.randn(1, 3, frames, 4, width).contiguous(memory_format=torch.channels_last_3d)
-        cache = torch.randn(1, 3, 2, 4, width)
-        expected = conv_input(x, cache)
-        got = compiled(x, cache)
-        for a, b in zip(got, expected):
-            assert torch.equal(a, b) and a.stride() == b.stride()
+    assert_compiled_conv_input_matches(
+        lambda x, cache: rms_norm_cat_pad_5d(x, gamma, 3**0.5, True, cache, (1, 1, 1, 1, 2, 0), 2), dynamic
+    )
 
 
 def _call(x, gamma, cache, **overrides):

@@ -5,10 +5,12 @@ and its ``forward`` keeps the stock cache protocol (the per-conv cache list,
 ``feat_idx``, the ``"Rep"`` marker of the temporal upsampler, ``first_chunk``), so
 ``AutoencoderKLWan._decode``, ``tiled_decode`` and slicing drive it unchanged. It
 walks the module tree itself: every padded causal conv gets its input and its next
-cache from ``cat_pad_5d`` in one pass, and every Wan2.2 residual up block adds its
-DupUp3D shortcut with ``dup_up3d_add``. Norms, activations, attention and the 2-D
-resamplers are the stock child modules, called as they are. A child of a type the
-walk does not know, or one carrying hooks, runs its own stock ``forward``.
+cache from ``cat_pad_5d`` in one pass, or, where a norm and SiLU precede it (residual
+blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; every
+Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``. Attention,
+the 2-D resamplers and norms in layouts the fused op does not mirror are the stock
+child modules, called as they are. A child of a type the walk does not know, or one
+carrying hooks, runs its own stock ``forward``.
 """
 
 from __future__ import annotations
