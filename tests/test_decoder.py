@@ -160,6 +160,46 @@ def test_decode_calls_the_ops(arch):
     assert counter.counts["dup_up3d_add"] > 0 if "2.2" in arch else counter.counts["dup_up3d_add"] == 0
 
 
+def conv_input_layouts(model, z, monkeypatch):
+    """(shape, strides) of every Conv3d input of one decode, in call order."""
+    seen = []
+    conv_forward = torch.nn.Conv3d.forward
+
+    def recording_forward(self, x, *args):
+        seen.append((tuple(x.shape), x.stride()))
+        return conv_forward(self, x, *args)
+
+    with monkeypatch.context() as patch, torch.no_grad():
+        patch.setattr(torch.nn.Conv3d, "forward", recording_forward)
+        model.decode(z)
+    return seen
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,batch,frames", [(torch.float16, 2, 2), (torch.float32, 1, 3)], ids=str)
+def test_every_conv_sees_the_stock_input_layout(arch, dtype, batch, frames, monkeypatch):
+    # The attention block hands on a one-frame channels-last view with a stray frame
+    # stride; torch then lays the next conv input out contiguously, and so must the walk.
+    stock, omni = pair(arch, dtype)
+    z = latents(arch, dtype, "cpu", frames=frames, batch=batch)
+    assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
+
+
+def test_norm_fusion_layout_gate():
+    from torch_wanops.decoder import _same_dense_layout
+
+    x = torch.randn(2, 8, 3, 4, 5)
+    x_cl = x.contiguous(memory_format=torch.channels_last_3d)
+    # One frame, channels-last, but a frame stride of C instead of C*H*W.
+    one_frame_view = torch.randn(2, 4, 5, 1, 8).permute(0, 4, 3, 1, 2)
+    assert one_frame_view.is_contiguous(memory_format=torch.channels_last_3d)
+    assert _same_dense_layout(x, None) and _same_dense_layout(x, x[:, :, :2].contiguous())
+    assert _same_dense_layout(x_cl, None) and _same_dense_layout(x_cl, x_cl[:, :, :2].contiguous(memory_format=torch.channels_last_3d))
+    assert not _same_dense_layout(x, x_cl) and not _same_dense_layout(x_cl, x)
+    assert not _same_dense_layout(one_frame_view, None)
+    assert not _same_dense_layout(x[..., ::2], None)
+
+
 class PatchedResidualBlock(WanResidualBlock):
     """A user subclass the decoder's walk does not know: it must run its own forward."""
 
