@@ -1,11 +1,16 @@
 import os
+import tempfile
 
-import pytest
-import torch
-from hypothesis import HealthCheck, settings
+# A private Inductor cache per test session: the on-disk FX graph cache does not key on
+# a custom op's fake, so a cache left by older code could replay stale output layouts.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="wanops-inductor-"))
 
-import torch_wanops
-from torch_wanops import _backend
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import torch_wanops  # noqa: E402
+from torch_wanops import _backend  # noqa: E402
 
 settings.register_profile(
     "ci",

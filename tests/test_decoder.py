@@ -307,6 +307,30 @@ def test_real_configs_on_cuda(arch, dtype, channels_last):
     assert_same_decode(stock, omni, z)
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_channels_last_convs_is_a_no_op_off_cuda(arch, monkeypatch):
+    stock, omni = pair(arch, torch.bfloat16)
+    omni.decoder.channels_last_convs = True
+    z = latents(arch, torch.bfloat16, "cpu", batch=2)
+    assert_same_decode(stock, omni, z)
+    assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
+
+
+@cuda
+@pytest.mark.parametrize("arch", ARCHS + ("wan2.1", "wan2.2"))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_channels_last_convs_on_cuda(arch, dtype):
+    """The experimental mode must give stock's bits before it may become the default."""
+    stock, omni = pair(arch, dtype, "cuda")
+    omni.decoder.channels_last_convs = True
+    if arch in ("wan2.1", "wan2.2"):
+        z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
+        z = z.to(device="cuda", dtype=dtype)
+    else:
+        z = latents(arch, dtype, "cuda", batch=2)
+    assert_same_decode(stock, omni, z)
+
+
 def test_hooked_children_keep_their_hooks():
     """A conv with a forward hook (as offloading/casting installs) must run through its __call__."""
     stock, omni = pair("wan2.2-tiny")

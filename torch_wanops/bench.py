@@ -31,6 +31,8 @@ from torch_wanops.configs import build_vae
 logger = logging.getLogger(__name__)
 
 VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
+# Off by default, see OmniWanDecoder.channels_last_convs.
+EXPERIMENTAL_VARIANT = "wanops-eager-channels-last-convs"
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -47,6 +49,7 @@ class BenchConfig:
     weights: str | None = None
     repeat: int = 3
     batch: int = 1
+    experimental: bool = False
 
 
 @dataclass
@@ -109,6 +112,10 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
         torch_wanops.restore(vae)
     elif name == "wanops-eager":
         torch_wanops.apply_to(vae)
+    elif name == EXPERIMENTAL_VARIANT:
+        torch_wanops.apply_to(vae)
+        decoder.channels_last_convs = True
+        stack.callback(delattr, decoder, "channels_last_convs")
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
@@ -153,6 +160,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     vae = load_vae(config)
     z = make_latents(config, vae)
     names = list(VARIANTS if config.compile else VARIANTS[:2])
+    if config.experimental:
+        names.insert(2, EXPERIMENTAL_VARIANT)
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     for name in names:
@@ -199,17 +208,17 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
 
 
 def format_table(result: dict[str, Any]) -> str:
-    header = f"{'variant':<20} {'median s':>9} {'speedup':>8} {'bit-exact':>9} {'peak MiB':>9} {'first s':>8}"
+    header = f"{'variant':<33} {'median s':>9} {'speedup':>8} {'bit-exact':>9} {'peak MiB':>9} {'first s':>8}"
     lines = [header, "-" * len(header)]
     for row in result["rows"]:
         exact = "ref" if row["bit_exact"] is None else ("yes" if row["bit_exact"] else "NO")
         peak = "-" if row["peak_bytes"] is None else f"{row['peak_bytes'] / 2**20:.0f}"
         lines.append(
-            f"{row['variant']:<20} {row['median_s']:>9.3f} {row['speedup']:>7.2f}x {exact:>9} {peak:>9} "
+            f"{row['variant']:<33} {row['median_s']:>9.3f} {row['speedup']:>7.2f}x {exact:>9} {peak:>9} "
             f"{row['first_call_s']:>8.2f}"
         )
         if row["max_abs_diff"] and not row["bit_exact"]:
-            lines.append(f"{'':<20} max |diff| {row['max_abs_diff']:.3g}, PSNR {row['psnr_db']:.1f} dB")
+            lines.append(f"{'':<33} max |diff| {row['max_abs_diff']:.3g}, PSNR {row['psnr_db']:.1f} dB")
     return "\n".join(lines)
 
 
@@ -222,7 +231,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
-    variants = [v for v in VARIANTS if any(r["variant"] == v for res in results for r in res["rows"])]
+    variants = [v for v in (*VARIANTS, EXPERIMENTAL_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):

@@ -35,7 +35,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanUpBlock,
 )
 
-from torch_wanops.ops import cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
+from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
 from torch_wanops.ops._common import is_channels_last
 
 FeatCache = list[Any] | None
@@ -138,6 +138,11 @@ def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
     return None
 
 
+def _channels_last_convs_supported(x: torch.Tensor) -> bool:
+    # Measured bit-identical on the H200 (cuDNN computes in NDHWC either way) for bf16 and fp32.
+    return x.is_cuda and x.dtype in (torch.bfloat16, torch.float32)
+
+
 def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
     """x and the cache both contiguous, or both canonically channels_last_3d.
 
@@ -158,24 +163,43 @@ def norm_act_conv(
     x: torch.Tensor,
     feat_cache: FeatCache,
     feat_idx: list[int],
+    channels_last_convs: bool = False,
 ) -> torch.Tensor:
-    """``conv(dropout(activation(norm(x))))`` with its cache step; norm, SiLU and padding in one op."""
+    """``conv(dropout(activation(norm(x))))`` with its cache step; norm, SiLU and padding in one op.
+
+    With ``channels_last_convs`` (CUDA, a conv with a bias, x contiguous) the conv
+    input is written channels_last_3d and the conv runs without its bias, which
+    ``bias_add_contiguous`` adds while transposing back: the layout cuDNN computes
+    in, without its two transposes (see OmniWanDecoder.channels_last_convs).
+    """
+    channels_last = (
+        channels_last_convs
+        and _channels_last_convs_supported(x)
+        and getattr(conv, "bias", None) is not None
+        and _dense_layout(x) == torch.contiguous_format
+    )
+    cached = None if feat_cache is None else feat_cache[feat_idx[0]]
     if not (
         _fusable_norm(norm, x)
         and walkable(activation, nn.SiLU)
         and _is_identity_dropout(dropout)
         and _fusable_conv(conv)
-        and _same_dense_layout(x, None if feat_cache is None else feat_cache[feat_idx[0]])
+        # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
+        and (channels_last or _same_dense_layout(x, cached))
     ):
         x = activation(norm(x))
         if dropout is not None:
             x = dropout(x)
         return causal_conv(conv, x, feat_cache, feat_idx)
     padded = _padded_conv_input(
-        lambda cached, keep: rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cached, conv._padding, keep),
+        lambda cached, keep: rms_norm_cat_pad_5d(
+            x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last
+        ),
         feat_cache,
         feat_idx,
     )
+    if channels_last:
+        return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias)
     return nn.Conv3d.forward(conv, padded)
 
 
@@ -187,12 +211,16 @@ def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return conv(x)
 
 
-def residual_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+def residual_block(
+    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+) -> torch.Tensor:
     if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
-    x = norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx)
-    x = norm_act_conv(block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx)
+    x = norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs)
+    x = norm_act_conv(
+        block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx, channels_last_convs
+    )
     return x + shortcut
 
 
@@ -231,23 +259,31 @@ def resample(
     return x.view(batch, frames, x.size(1), x.size(2), x.size(3)).permute(0, 2, 1, 3, 4)
 
 
-def mid_block(block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
+def mid_block(
+    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+) -> torch.Tensor:
     if not walkable(block, WanMidBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
-    x = residual_block(block.resnets[0], x, feat_cache, feat_idx)
+    x = residual_block(block.resnets[0], x, feat_cache, feat_idx, channels_last_convs)
     for attention, resnet in zip(block.attentions, block.resnets[1:]):
         if attention is not None:
             x = attention(x)
-        x = residual_block(resnet, x, feat_cache, feat_idx)
+        x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return x
 
 
 def up_block(
-    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], first_chunk: bool, zero_rep: bool
+    block: nn.Module,
+    x: torch.Tensor,
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+    first_chunk: bool,
+    zero_rep: bool,
+    channels_last_convs: bool = False,
 ) -> torch.Tensor:
     if walkable(block, WanUpBlock):
         for resnet in block.resnets:
-            x = residual_block(resnet, x, feat_cache, feat_idx)
+            x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
         if block.upsamplers is not None:
             x = resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep)
         return x
@@ -256,7 +292,7 @@ def up_block(
     # Stock clones the block input for the shortcut; nothing below writes to it in place.
     source = x
     for resnet in block.resnets:
-        x = residual_block(resnet, x, feat_cache, feat_idx)
+        x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     if block.upsampler is not None:
         x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep)
     shortcut = block.avg_shortcut
@@ -269,6 +305,12 @@ def up_block(
 
 class OmniWanDecoder(WanDecoder3d):
     """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit."""
+
+    #: Experimental, off by default: feed the residual blocks' and the head's convs
+    #: channels_last_3d input on CUDA (bf16/fp32), adding the bias while transposing the
+    #: output back. Its parts are measured bit-identical on the H200 (probe_exactness.py);
+    #: the whole decode in this mode has not been checked on the GPU yet.
+    channels_last_convs: bool = False
 
     def forward(
         self,
@@ -289,10 +331,13 @@ class OmniWanDecoder(WanDecoder3d):
     ) -> torch.Tensor:
         """One latent chunk; ``zero_rep`` stores the "Rep" marker as zero frames (same output bits)."""
         x = causal_conv(self.conv_in, x, feat_cache, feat_idx)
-        x = mid_block(self.mid_block, x, feat_cache, feat_idx)
+        channels_last = self.channels_last_convs
+        x = mid_block(self.mid_block, x, feat_cache, feat_idx, channels_last)
         for block in self.up_blocks:
-            x = up_block(block, x, feat_cache, feat_idx, first_chunk, zero_rep)
-        return norm_act_conv(self.norm_out, self.nonlinearity, None, self.conv_out, x, feat_cache, feat_idx)
+            x = up_block(block, x, feat_cache, feat_idx, first_chunk, zero_rep, channels_last)
+        return norm_act_conv(
+            self.norm_out, self.nonlinearity, None, self.conv_out, x, feat_cache, feat_idx, channels_last
+        )
 
 
 class OmniAutoencoderKLWan(AutoencoderKLWan):

@@ -1,0 +1,49 @@
+"""``x + bias`` over channels, read in any layout and written contiguous (NCDHW).
+
+A convolution fed channels_last_3d input returns channels-last output; stock
+diffusers' NCDHW convolution returns the same values transposed, then adds the
+bias in place. This kernel does the transposition and the bias add in one pass:
+each program owns a (channels x width) tile of one (batch, frame, row) line, reads
+it along the input's fastest dimension and writes it along width. The add is done
+in fp32 and rounded once, as ATen's add does.
+"""
+
+import triton
+import triton.language as tl
+
+from .rounding import round_to
+
+
+@triton.jit
+def bias_add_contiguous_kernel(
+    x_ptr,
+    bias_ptr,
+    out_ptr,
+    channels,
+    frames,
+    height,
+    width,
+    x_sb, x_sc, x_st, x_sh, x_sw,
+    INDEX64: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+    BLOCK_W: tl.constexpr,
+):
+    line = tl.program_id(0)  # (b, t, h), h fastest
+    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    w = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)
+    if INDEX64:
+        line = line.to(tl.int64)
+        c = c.to(tl.int64)
+        w = w.to(tl.int64)
+    h = line % height
+    rest = line // height
+    t = rest % frames
+    b = rest // frames
+    active = (c < channels)[:, None] & (w < width)[None, :]
+
+    x_offset = b * x_sb + t * x_st + h * x_sh + c[:, None] * x_sc + w[None, :] * x_sw
+    values = tl.load(x_ptr + x_offset, mask=active).to(tl.float32)
+    bias = tl.load(bias_ptr + c, mask=c < channels).to(tl.float32)
+    total = round_to(values + bias[:, None], out_ptr.dtype.element_ty)
+    out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
+    tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)

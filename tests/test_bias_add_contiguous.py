@@ -1,0 +1,98 @@
+"""wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1)).contiguous()``, bit for bit."""
+
+import pytest
+import torch
+from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, random_tensor, run_impl
+from hypothesis import given
+from hypothesis import strategies as st
+
+from torch_wanops.ops import bias_add_contiguous
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def assert_matches(x, bias, impl):
+    out = run_impl(impl, bias_add_contiguous, x, bias)
+    expected = (x + bias.view(1, -1, 1, 1, 1)).contiguous()
+    assert out.dtype == x.dtype and out.device == x.device
+    assert out.shape == expected.shape and out.is_contiguous()
+    assert torch.equal(out, expected)
+    if out.numel():
+        assert out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+@impl_params()
+@given(
+    shape=st.tuples(st.integers(1, 2), st.integers(1, 70), st.integers(1, 3), st.integers(1, 5), st.integers(1, 40)),
+    dtype=st.sampled_from(DTYPES),
+    layout=st.sampled_from(LAYOUTS),
+    seed=st.integers(0, 2**16),
+)
+def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, seed):
+    x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
+    bias = random_tensor((shape[1],), dtype, device, seed + 1)
+    assert_matches(x, bias, impl)
+
+
+@impl_params()
+def test_float64_takes_reference(device, impl):
+    x = torch.randn(1, 3, 2, 2, 5, dtype=torch.float64, device=device).contiguous(memory_format=torch.channels_last_3d)
+    assert_matches(x, torch.randn(3, dtype=torch.float64, device=device), impl)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_opcheck(requires_grad):
+    for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
+        for layout in ("contiguous", "channels_last", "permuted"):
+            x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
+            bias = torch.randn(3, device=device).requires_grad_(requires_grad)
+            torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias))
+
+
+def test_gradcheck():
+    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
+    bias = torch.randn(3, dtype=torch.float64)
+    assert torch.autograd.gradcheck(bias_add_contiguous, (x.requires_grad_(), bias.requires_grad_()))
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile_fullgraph_matches_eager(dynamic):
+    torch._dynamo.reset()
+
+    def epilogue(x, bias):
+        return bias_add_contiguous(x * 2, bias) + 1
+
+    compiled = torch.compile(epilogue, fullgraph=True, dynamic=dynamic, backend="inductor")
+    for width in (5, 7):
+        x = torch.randn(1, 3, 2, 4, width).contiguous(memory_format=torch.channels_last_3d)
+        bias = torch.randn(3)
+        expected, got = epilogue(x, bias), compiled(x, bias)
+        assert torch.equal(got, expected) and got.stride() == expected.stride()
+
+
+INVALID = [
+    (lambda x, b: bias_add_contiguous(x[0], b), ValueError, "x must be a 5-D"),
+    (lambda x, b: bias_add_contiguous("x", b), TypeError, "x must be a torch.Tensor"),
+    (lambda x, b: bias_add_contiguous(x, b.view(1, 3)), ValueError, "bias must be a 1-D"),
+    (lambda x, b: bias_add_contiguous(x, b[:2]), ValueError, "bias must have one entry per channel"),
+    (lambda x, b: bias_add_contiguous(x, b.double()), TypeError, "bias must have the dtype of x"),
+]
+
+
+@pytest.mark.parametrize("call,error,message", INVALID, ids=[m for _, _, m in INVALID])
+def test_invalid_arguments_name_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call(torch.randn(2, 3, 1, 4, 5), torch.randn(3))
+
+
+# Conv outputs of the decoder: (channels, frames, height, width).
+REAL_SHAPES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (384, 1, 60, 104), (1024, 1, 30, 52),
+               (3, 4, 480, 832), (12, 4, 240, 416)]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_real_decoder_sizes_on_cuda(dtype, shape):
+    x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)
+    assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton")
