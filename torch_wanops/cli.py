@@ -98,6 +98,7 @@ def _info(args: argparse.Namespace) -> int:
         ("cat_pad_5d", "cat_pad_5d", True),
         ("dup_up3d_add", "dup_up3d_add", True),
         ("rms_norm_cat_pad_5d", "cat_pad_5d", False),
+        ("bias_add_contiguous", "bias_add_contiguous", True),
     ):
         kernels = _backend.kernel_module(kernel_name)
         print(f"wanops::{op}: triton kernels {'importable' if kernels else 'unavailable'}")
