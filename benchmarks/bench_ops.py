@@ -22,8 +22,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_wanops  # noqa: E402
 from torch_wanops.bench import environment  # noqa: E402
+from torch_wanops.ops.bias_add_contiguous import bias_add_contiguous_reference  # noqa: E402
 from torch_wanops.ops.cat_pad_5d import cat_pad_5d_reference  # noqa: E402
 from torch_wanops.ops.dup_up3d_add import dup_up3d_add_reference  # noqa: E402
+from torch_wanops.ops.rms_norm_cat_pad_5d import rms_norm_silu_reference  # noqa: E402
 
 # (label, channels, frames, height, width, cache frames, padding): Wan2.1 480x832, a later chunk.
 CAT_PAD_CASES = [
@@ -40,6 +42,13 @@ DUP_CASES = [
     ("up1 1024->1024 t2 60x104", 1024, 1024, 2, 2, 60, 104),
     ("up2 1024->512 t1 120x208", 1024, 512, 1, 4, 120, 208),
 ]
+
+
+# Residual-block conv inputs (norm + SiLU + pad): the CAT_PAD_CASES with a norm in front.
+NORM_CASES = [case for case in CAT_PAD_CASES if case[0].split()[0] in ("mid", "up1", "up2", "up3")]
+# (label, channels, frames, height, width): conv outputs that get their bias added.
+BIAS_CASES = [("up3 conv 96ch 4f 480x832", 96, 4, 480, 832), ("up2 conv 192ch 4f 240x416", 192, 4, 240, 416),
+              ("mid conv 384ch 60x104", 384, 1, 60, 104)]
 
 
 def median_ms(fn) -> float:
@@ -93,6 +102,33 @@ def main() -> None:
 
             row = bench_row(f"cat_pad_5d {label}", lambda x, c: torch_wanops.cat_pad_5d(x, c, padding, 2), reference,
                             (x, cache), nbytes, copy_gbps)
+            rows.append({"layout": layout, **row})
+        for label, channels, frames, height, width, cache_frames, padding in NORM_CASES:
+            x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype).contiguous(memory_format=fmt)
+            cache = torch.randn(1, channels, cache_frames, height, width, device=device, dtype=dtype)
+            cache = cache.contiguous(memory_format=fmt)
+            gamma = torch.randn(channels, 1, 1, 1, device=device, dtype=dtype)
+            scale = channels**0.5
+            out, kept = torch_wanops.rms_norm_cat_pad_5d(x, gamma, scale, True, cache, padding, 2)
+            # x is read twice (the channel norm, then the kernel).
+            nbytes = (2 * x.numel() + cache.numel() + out.numel() + kept.numel()) * x.element_size()
+
+            def norm_reference(x, cache):
+                padded = cat_pad_5d_reference(rms_norm_silu_reference(x, gamma, scale, True), cache, padding)
+                return padded, padded[:, :, -2:, padding[2] : padded.shape[3] - padding[2],
+                                      padding[0] : padded.shape[4] - padding[0]].clone()
+
+            row = bench_row(f"rms_norm_cat_pad_5d {label}",
+                            lambda x, c: torch_wanops.rms_norm_cat_pad_5d(x, gamma, scale, True, c, padding, 2),
+                            norm_reference, (x, cache), nbytes, copy_gbps)
+            rows.append({"layout": layout, **row})
+        for label, channels, frames, height, width in BIAS_CASES:
+            # The op's input is a channels-last conv output whatever the decoder's layout.
+            x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype)
+            x = x.contiguous(memory_format=torch.channels_last_3d)
+            bias = torch.randn(channels, device=device, dtype=dtype)
+            row = bench_row(f"bias_add_contiguous {label}", torch_wanops.bias_add_contiguous,
+                            bias_add_contiguous_reference, (x, bias), 2 * x.numel() * x.element_size(), copy_gbps)
             rows.append({"layout": layout, **row})
         for label, cin, cout, factor_t, frames, height, width in DUP_CASES:
             repeats = cout * factor_t * 4 // cin

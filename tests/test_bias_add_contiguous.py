@@ -2,7 +2,16 @@
 
 import pytest
 import torch
-from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, random_tensor, run_impl
+from conftest import (
+    HAS_CUDA,
+    LAYOUTS,
+    cuda,
+    impl_params,
+    make_layout,
+    random_tensor,
+    run_impl,
+    skip_unless_free_gpu_memory,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -96,3 +105,18 @@ REAL_SHAPES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (384, 
 def test_real_decoder_sizes_on_cuda(dtype, shape):
     x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)
     assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton")
+
+
+@cuda
+def test_int64_indexing_beyond_2_pow_31_elements():
+    skip_unless_free_gpu_memory(20)
+    x = torch.randn(1, 96, 4, 2048, 2800, device="cuda", dtype=torch.bfloat16)
+    x = x.contiguous(memory_format=torch.channels_last_3d)
+    bias = torch.randn(96, device="cuda", dtype=torch.bfloat16)
+    assert x.numel() > 2**31
+    out = bias_add_contiguous(x, bias)
+    assert out.is_contiguous()
+    # Check the far end (offsets past 2**31) and the start against the plain add.
+    column = bias.view(1, -1, 1, 1, 1)
+    assert torch.equal(out[:, :, -1:, -5:, -7:], x[:, :, -1:, -5:, -7:] + column)
+    assert torch.equal(out[:, :, :1, :5, :7], x[:, :, :1, :5, :7] + column)

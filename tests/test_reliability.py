@@ -7,7 +7,9 @@ import torch
 from conftest import HAS_CUDA, cuda
 from test_decoder import assert_same_decode, latents, pair
 
-from torch_wanops.ops import cat_pad_5d, dup_up3d_add
+import torch_wanops
+from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
+from torch_wanops.ops.bias_add_contiguous import bias_add_contiguous_reference
 from torch_wanops.ops.cat_pad_5d import cat_pad_5d_reference
 from torch_wanops.ops.dup_up3d_add import dup_up3d_add_reference
 
@@ -48,6 +50,8 @@ def test_ops_on_a_side_stream_follow_stream_semantics():
     cache = torch.randn(1, 96, 2, 240, 416, device="cuda", dtype=torch.bfloat16)
     source = torch.randn(1, 64, 2, 60, 104, device="cuda", dtype=torch.bfloat16)
     main = torch.randn(1, 64, 3, 120, 208, device="cuda", dtype=torch.bfloat16)
+    gamma = torch.randn(96, 1, 1, 1, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(64, device="cuda", dtype=torch.bfloat16)
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         # Inputs produced on the side stream right before the ops: a launch on the
@@ -56,12 +60,18 @@ def test_ops_on_a_side_stream_follow_stream_semantics():
         main.add_(1)
         padded, kept = cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
         summed = dup_up3d_add(main, source, 2, 2, 8, True)
+        normed, _ = rms_norm_cat_pad_5d(x, gamma, 96**0.5, True, cache, (1, 1, 1, 1, 2, 0), 2, True)
+        biased = bias_add_contiguous(main.contiguous(memory_format=torch.channels_last_3d), bias)
     torch.cuda.current_stream().wait_stream(side)
-    for tensor in (padded, kept, summed):
+    for tensor in (padded, kept, summed, normed, biased):
         tensor.record_stream(torch.cuda.current_stream())
     assert torch.equal(padded, cat_pad_5d_reference(x, cache, (1, 1, 1, 1, 2, 0)))
     assert torch.equal(kept, x[:, :, -2:])
     assert torch.equal(summed, dup_up3d_add_reference(main, source, 2, 2, 8, True))
+    with torch_wanops.reference_kernels():
+        expected, _ = rms_norm_cat_pad_5d(x, gamma, 96**0.5, True, cache, (1, 1, 1, 1, 2, 0), 2, True)
+    assert torch.equal(normed, expected)
+    assert torch.equal(biased, bias_add_contiguous_reference(main, bias))
 
 
 @cuda
@@ -117,12 +127,9 @@ def test_without_triton_the_ops_take_the_reference(monkeypatch):
 
     from torch_wanops import _backend
 
-    cat_pad_module = importlib.import_module("torch_wanops.ops.cat_pad_5d")
-    dup_module = importlib.import_module("torch_wanops.ops.dup_up3d_add")
-
     # What an install without triton looks like to the ops: no kernel modules.
-    monkeypatch.setattr(cat_pad_module, "_kernels", None)
-    monkeypatch.setattr(dup_module, "_kernels", None)
+    for name in ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous"):
+        monkeypatch.setattr(importlib.import_module(f"torch_wanops.ops.{name}"), "_kernels", None)
     for device in DEVICES:
         assert _backend.implementation_name(device, torch.bfloat16, None) == "reference"
         stock, omni = pair("wan2.2-tiny", torch.bfloat16, device)

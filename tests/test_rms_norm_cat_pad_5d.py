@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
-from conftest import HAS_CUDA, IMPLEMENTATIONS, cuda, make_layout, random_tensor, run_impl
+from conftest import (
+    HAS_CUDA,
+    IMPLEMENTATIONS,
+    cuda,
+    make_layout,
+    random_tensor,
+    run_impl,
+    skip_unless_free_gpu_memory,
+)
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -245,3 +253,23 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):
         normalized = nn.SiLU()(norm(x))
         out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
     check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
+
+
+@cuda
+def test_int64_indexing_beyond_2_pow_31_elements():
+    # 1 x 96 x 4 x 2050 x 5502 bf16 padded output > 2**31 elements (x alone is ~2.16e9).
+    skip_unless_free_gpu_memory(32)
+    x = random_tensor((1, 96, 2, 2048, 5500), torch.bfloat16, "cuda", 0) * 3
+    cache = random_tensor((1, 96, 2, 2048, 5500), torch.bfloat16, "cuda", 1)
+    norm = stock_norm(96, torch.bfloat16, "cuda", 2)
+    with torch.no_grad():
+        out, kept = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, (1, 1, 1, 1, 2, 0), 2)
+        assert out.numel() > 2**31
+        # The norm is per position, so a window of x normalizes on its own: check the last
+        # rows and columns (offsets past 2**31) against the stock modules.
+        window = x[:, :, :, -7:, -9:]
+        expected = nn.SiLU()(norm(window))
+    assert torch.equal(out[:, :, 2:, -8:-1, -10:-1], expected)
+    assert torch.equal(kept[:, :, :, -7:, -9:], expected)
+    assert torch.equal(out[:, :, :2, 1:-1, 1:-1], cache)
+    assert out[..., -1].count_nonzero() == 0 and out[:, :, :, -1].count_nonzero() == 0

@@ -1,7 +1,7 @@
 """torch_wanops: bit-exact, faster Wan VAE decoding through fused PyTorch custom ops.
 
-Importing the package registers ``torch.ops.wanops.cat_pad_5d`` and
-``torch.ops.wanops.dup_up3d_add``.
+Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
+``dup_up3d_add``, ``rms_norm_cat_pad_5d`` and ``bias_add_contiguous``.
 """
 
 import os as _os
@@ -18,7 +18,7 @@ from torch_wanops._backend import reference_kernels  # noqa: E402
 from torch_wanops.apply import apply_to, restore  # noqa: E402
 from torch_wanops.compile import compile_callable_with_fallback, compile_vae, prewarm  # noqa: E402
 from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E402
-from torch_wanops.ops import cat_pad_5d, dup_up3d_add  # noqa: E402
+from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -26,12 +26,14 @@ __all__ = [
     "OmniAutoencoderKLWan",
     "OmniWanDecoder",
     "apply_to",
+    "bias_add_contiguous",
     "cat_pad_5d",
     "compile_callable_with_fallback",
     "compile_vae",
     "prewarm",
     "restore",
     "dup_up3d_add",
+    "rms_norm_cat_pad_5d",
     "reference_kernels",
     "__version__",
 ]
