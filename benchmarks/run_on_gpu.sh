@@ -17,7 +17,7 @@ esac
 
 case "$1" in
   tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
-    python3 -m pytest -q -p no:cacheprovider tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
+    python3 -m pytest -q -p no:cacheprovider tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_bias_add_contiguous.py \
       tests/test_rms_norm_cat_pad_5d.py -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda_ops.log"
     ;;
   tests-decoder)  # decoder and reliability tests on CUDA
@@ -32,7 +32,7 @@ case "$1" in
   sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py \
+        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py \
         -k "real_decoder_sizes and bfloat16" 2>&1 \
         | tail -20 | tee "$out/sanitizer_$tool.log"
     done
