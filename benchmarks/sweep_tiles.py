@@ -1,10 +1,12 @@
-"""Sweep the kernels' launch tile (elements per program, warps) on a few real shapes (CUDA).
+"""Sweep the cat_pad_5d kernel's launch tile (elements per program, warps) on a few real shapes (CUDA).
 
-    python benchmarks/sweep_tiles.py
+    python benchmarks/sweep_tiles.py                 # the plain copy (cat_pad_5d)
+    python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -25,12 +27,22 @@ CASES = [  # (label, channels, frames, height, width, layout)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
+    args = parser.parse_args()
     original = _backend.launch_tile
     for label, channels, frames, height, width, layout in CASES:
         fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
         x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
         cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
-        out, kept = torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
+        gamma = torch.randn(channels, 1, 1, 1, device="cuda", dtype=torch.bfloat16)
+
+        def op(x=x, cache=cache, gamma=gamma):
+            if args.norm:
+                return torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2)
+            return torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
+
+        out, kept = op()
         nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * 2
         for tile in (1024, 2048, 4096, 8192):
             for warps in (4, 8):
@@ -40,8 +52,7 @@ def main() -> None:
                     return max(1, tile // block), block, warps
 
                 _backend.launch_tile = launch_tile
-                ms = triton.testing.do_bench(lambda: torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2),
-                                             return_mode="median")
+                ms = triton.testing.do_bench(op, return_mode="median")
                 print(f"{label:<18} {layout:<13} tile {tile:>5} warps {warps}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
         _backend.launch_tile = original
         # The whole-tensor copy as the ceiling for this case's bytes.
