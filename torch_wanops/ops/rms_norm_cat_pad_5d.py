@@ -9,7 +9,7 @@ does everything else in the cat_pad_5d kernel.
 
 Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
 x and the cache are both channels-last, contiguous otherwise. That is what the
-stock expression gives for contiguous or (unambiguously) channels-last inputs.
+stock expression gives for canonically laid-out contiguous or channels-last inputs.
 """
 
 from __future__ import annotations
