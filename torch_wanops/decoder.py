@@ -36,7 +36,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 )
 
 from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
-from torch_wanops.ops._common import is_channels_last
+from torch_wanops.ops._common import dense_strides, is_channels_last
 
 FeatCache = list[Any] | None
 REP_MARKER = "Rep"
@@ -132,7 +132,7 @@ def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
     """
     if tensor.is_contiguous() and not is_channels_last(tensor):
         return torch.contiguous_format
-    canonical = torch.empty(tensor.shape, device="meta", memory_format=torch.channels_last_3d).stride()
+    canonical = dense_strides(tensor.shape, (1, 4, 3, 2, 0))  # channels_last_3d
     if tensor.stride() == canonical and is_channels_last(tensor) and not tensor.is_contiguous():
         return torch.channels_last_3d
     return None
