@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch_wanops  # noqa: E402
 from torch_wanops.bench import environment  # noqa: E402
 from torch_wanops.ops.bias_add_contiguous import bias_add_contiguous_reference  # noqa: E402
-from torch_wanops.ops.cat_pad_5d import cat_pad_5d_reference  # noqa: E402
+from torch_wanops.ops.cat_pad_5d import cat_pad_5d_outputs_reference  # noqa: E402
 from torch_wanops.ops.dup_up3d_add import dup_up3d_add_reference  # noqa: E402
 from torch_wanops.ops.rms_norm_cat_pad_5d import rms_norm_silu_reference  # noqa: E402
 
@@ -96,9 +96,7 @@ def main() -> None:
             nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * x.element_size()
 
             def reference(x, cache):
-                padded = cat_pad_5d_reference(x, cache, padding)
-                return padded, padded[:, :, -2:, padding[2] : padded.shape[3] - padding[2],
-                                      padding[0] : padded.shape[4] - padding[0]].clone()
+                return cat_pad_5d_outputs_reference(x, cache, padding, 2)
 
             row = bench_row(f"cat_pad_5d {label}", lambda x, c: torch_wanops.cat_pad_5d(x, c, padding, 2), reference,
                             (x, cache), nbytes, copy_gbps)
@@ -114,9 +112,7 @@ def main() -> None:
             nbytes = (2 * x.numel() + cache.numel() + out.numel() + kept.numel()) * x.element_size()
 
             def norm_reference(x, cache):
-                padded = cat_pad_5d_reference(rms_norm_silu_reference(x, gamma, scale, True), cache, padding)
-                return padded, padded[:, :, -2:, padding[2] : padded.shape[3] - padding[2],
-                                      padding[0] : padded.shape[4] - padding[0]].clone()
+                return cat_pad_5d_outputs_reference(rms_norm_silu_reference(x, gamma, scale, True), cache, padding, 2)
 
             row = bench_row(f"rms_norm_cat_pad_5d {label}",
                             lambda x, c: torch_wanops.rms_norm_cat_pad_5d(x, gamma, scale, True, c, padding, 2),

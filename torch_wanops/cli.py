@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -13,6 +14,9 @@ import torch
 from torch_wanops import _backend
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
 from torch_wanops.configs import CONFIGS
+
+# The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
+OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous")
 
 logger = logging.getLogger("torch_wanops.cli")
 
@@ -94,13 +98,9 @@ def _info(args: argparse.Namespace) -> int:
         print(f"{key:<10} {value}")
     print(f"{'cuda':<10} {torch.cuda.is_available()}")
     print(f"{'interpret':<10} {_backend.INTERPRETER}")
-    for op, kernel_name, interpretable in (
-        ("cat_pad_5d", "cat_pad_5d", True),
-        ("dup_up3d_add", "dup_up3d_add", True),
-        ("rms_norm_cat_pad_5d", "cat_pad_5d", False),
-        ("bias_add_contiguous", "bias_add_contiguous", True),
-    ):
-        kernels = _backend.kernel_module(kernel_name)
+    for op in OPS:
+        module = importlib.import_module(f"torch_wanops.ops.{op}")
+        kernels, interpretable = module._kernels, getattr(module, "INTERPRETABLE", True)
         print(f"wanops::{op}: triton kernels {'importable' if kernels else 'unavailable'}")
         for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
             name = _backend.implementation_name(args.device, dtype, kernels, interpretable)

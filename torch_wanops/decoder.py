@@ -178,14 +178,14 @@ def norm_act_conv(
         and getattr(conv, "bias", None) is not None
         and _dense_layout(x) == torch.contiguous_format
     )
-    cached = None if feat_cache is None else feat_cache[feat_idx[0]]
+    slot = None if feat_cache is None else feat_cache[feat_idx[0]]
     if not (
         _fusable_norm(norm, x)
         and walkable(activation, nn.SiLU)
         and _is_identity_dropout(dropout)
         and _fusable_conv(conv)
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
-        and (channels_last or _same_dense_layout(x, cached))
+        and (channels_last or _same_dense_layout(x, slot))
     ):
         x = activation(norm(x))
         if dropout is not None:

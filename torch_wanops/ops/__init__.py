@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 
 # Importing these modules registers the wanops ops.
-from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_args
+from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
@@ -62,7 +62,7 @@ def rms_norm_cat_pad_5d(
 def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout."""
     if not torch.compiler.is_compiling():
-        check_bias_add_contiguous_args(x, bias)
+        check_bias_add_contiguous_types(x, bias)
     return torch.ops.wanops.bias_add_contiguous(x, bias)
 
 

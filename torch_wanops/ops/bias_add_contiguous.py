@@ -16,10 +16,15 @@ from torch_wanops.ops._common import require, require_same_placement, require_te
 _kernels = _backend.kernel_module("bias_add_contiguous")
 
 
-def check_bias_add_contiguous_args(x: object, bias: object) -> None:
-    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+def check_bias_add_contiguous_types(x: object, bias: object) -> None:
+    """The Python-type half of the checks, run before the dispatcher sees the call."""
     require_tensor(x, "x")
     require_tensor(bias, "bias", ndim=1)
+
+
+def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    check_bias_add_contiguous_types(x, bias)
     require_same_placement(x, "x", bias, "bias")
     require(
         bias.shape[0] == x.shape[1],
@@ -73,12 +78,8 @@ def _bias_add_contiguous_fake(x, bias):
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
-def _setup_context(ctx, inputs, output):
-    pass
-
-
 def _backward(ctx, grad):
     return grad, grad.sum(dim=(0, 2, 3, 4))
 
 
-torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_context=_setup_context)
+torch.library.register_autograd("wanops::bias_add_contiguous", _backward)

@@ -88,7 +88,15 @@ def _empty_next_cache(out: torch.Tensor, x: torch.Tensor, frames: int) -> torch.
     )
 
 
-def _reference_impl(x, cache, padding, keep_cache_frames):
+def padded_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
+    """The first output's shape: x with the front and spatial padding added."""
+    pad_w, _, pad_h, _, t_front, _ = padding
+    batch, channels, frames, height, width = x.shape
+    return (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
+
+
+def cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames):
+    """Both outputs from plain torch ops."""
     out = cat_pad_5d_reference(x, cache, padding)
     keep = _keep_frames(out.shape[2], keep_cache_frames)
     next_cache = _empty_next_cache(out, x, keep)
@@ -118,9 +126,9 @@ def launch_cat_pad_5d(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the Triton kernel into a new dense output with ``out_strides``."""
     pad_w, _, pad_h, _, t_front, _ = padding
-    batch, channels, frames, height, width = x.shape
+    _, channels, _, height, width = x.shape
     cache_frames = 0 if cache is None else cache.shape[2]
-    out_shape = (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
+    out_shape = padded_shape(x, padding)
     out = torch.empty_strided(out_shape, out_strides, dtype=x.dtype, device=x.device)
     keep = _keep_frames(out_shape[2], keep_cache_frames)
     next_cache = _empty_next_cache(out, x, keep)
@@ -180,7 +188,7 @@ def _cat_pad_5d_impl(x, cache, padding, keep_cache_frames=0):
     check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
     if _backend.uses_kernel(x, _kernels):
         return _launch(x, cache, padding, keep_cache_frames)
-    return _reference_impl(x, cache, padding, keep_cache_frames)
+    return cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames)
 
 
 @torch.library.register_fake("wanops::cat_pad_5d")

@@ -25,10 +25,11 @@ from torch_wanops.ops.cat_pad_5d import (
     NormPrologue,
     _empty_next_cache,
     _keep_frames,
-    _reference_impl,
+    cat_pad_5d_outputs_reference,
     check_cat_pad_5d_args,
     check_cat_pad_5d_types,
     launch_cat_pad_5d,
+    padded_shape,
 )
 
 _kernels = _backend.kernel_module("cat_pad_5d")
@@ -80,19 +81,13 @@ def _out_memory_format(x: torch.Tensor, cache: torch.Tensor | None, channels_las
     return torch.contiguous_format
 
 
-def _out_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
-    pad_w, _, pad_h, _, t_front, _ = padding
-    batch, channels, frames, height, width = x.shape
-    return (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
-
-
 def _out_strides(x, cache, padding, channels_last) -> tuple[int, ...]:
     order = (1, 4, 3, 2, 0) if _out_memory_format(x, cache, channels_last) == torch.channels_last_3d else (4, 3, 2, 1, 0)
-    return dense_strides(_out_shape(x, padding), order)
+    return dense_strides(padded_shape(x, padding), order)
 
 
 def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames):
-    return _reference_impl(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
+    return cat_pad_5d_outputs_reference(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
 
 
 def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last):
@@ -135,13 +130,13 @@ def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_
 def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
     check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
     memory_format = _out_memory_format(x, cache, channels_last)
-    out = torch.empty(_out_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
+    out = torch.empty(padded_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
     return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last = inputs
-    ctx.arguments = (scale, silu, list(padding), keep_cache_frames, channels_last)
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, _ = inputs
+    ctx.arguments = (scale, silu, list(padding), keep_cache_frames)
     ctx.has_cache = cache is not None
     ctx.save_for_backward(x, gamma, cache if cache is not None else x)
 
@@ -149,7 +144,7 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, grad_out, grad_next_cache):
     # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
     x, gamma, cache = ctx.saved_tensors
-    scale, silu, padding, keep_cache_frames, _ = ctx.arguments
+    scale, silu, padding, keep_cache_frames = ctx.arguments
     inputs = [x.detach().requires_grad_(), gamma.detach().requires_grad_()]
     if ctx.has_cache:
         inputs.append(cache.detach().requires_grad_())
