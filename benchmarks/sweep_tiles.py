@@ -1,4 +1,4 @@
-"""Sweep the cat_pad_5d kernel's launch tile (elements per program, warps) on a few real shapes (CUDA).
+"""Sweep the cat_pad_5d kernel's launch tile (block on the stride-1 axis, elements per program, warps) on real shapes (CUDA).
 
     python benchmarks/sweep_tiles.py                 # the plain copy (cat_pad_5d)
     python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
@@ -18,11 +18,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch_wanops  # noqa: E402
 from torch_wanops import _backend  # noqa: E402
 
-CASES = [  # (label, channels, frames, height, width, layout)
+CASES = [  # (label, channels, frames, height, width, layout); "transposing": NCDHW x, channels-last output
     ("384ch 2f 120x208", 384, 2, 120, 208, "contiguous"),
     ("96ch 4f 480x832", 96, 4, 480, 832, "contiguous"),
     ("384ch 2f 120x208", 384, 2, 120, 208, "channels_last"),
     ("192ch 4f 240x416", 192, 4, 240, 416, "channels_last"),
+    ("96ch 4f 480x832", 96, 4, 480, 832, "transposing"),
 ]
 
 
@@ -30,31 +31,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
     args = parser.parse_args()
-    original = _backend.launch_tile
+    original = _backend.line_tile
     for label, channels, frames, height, width, layout in CASES:
+        if layout == "transposing" and not args.norm:
+            continue
         fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
         x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
-        cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
+        cache_fmt = torch.channels_last_3d if layout != "contiguous" else torch.contiguous_format
+        cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cache_fmt)
         gamma = torch.randn(channels, 1, 1, 1, device="cuda", dtype=torch.bfloat16)
 
-        def op(x=x, cache=cache, gamma=gamma):
+        def op(x=x, cache=cache, gamma=gamma, transposing=layout == "transposing"):
             if args.norm:
-                return torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2)
+                return torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2, transposing)
             return torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
 
         out, kept = op()
         nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * 2
-        for tile in (1024, 2048, 4096, 8192):
-            for warps in (4, 8):
-                def launch_tile(inner_size, tile=tile, warps=warps):
-                    rows, block, _ = original(inner_size)
-                    block = min(block, tile)
-                    return max(1, tile // block), block, warps
+        for fastest in (64, 128, 256, 512):
+            for tile, warps in ((1024, 4), (2048, 4), (4096, 8)):
+                def line_tile(channels, width, channels_fastest, arithmetic=False, fastest=fastest, tile=tile, warps=warps):
+                    fast, other = (channels, width) if channels_fastest else (width, channels)
+                    fast_block = min(_backend.next_power_of_2(fast), fastest)
+                    other_block = min(_backend.next_power_of_2(other), max(1, tile // fast_block))
+                    blocks = (fast_block, other_block) if channels_fastest else (other_block, fast_block)
+                    return (*blocks, warps)
 
-                _backend.launch_tile = launch_tile
+                _backend.line_tile = line_tile
                 ms = triton.testing.do_bench(op, return_mode="median")
-                print(f"{label:<18} {layout:<13} tile {tile:>5} warps {warps}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
-        _backend.launch_tile = original
+                print(f"{label:<18} {layout:<13} fastest {fastest:>3} tile {tile:>5} warps {warps}: "
+                      f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
+        _backend.line_tile = original
+        ms = triton.testing.do_bench(op, return_mode="median")
+        print(f"{label:<18} {layout:<13} default tile {_backend.line_tile(channels, width + 2, layout != 'contiguous', args.norm)}: "
+              f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
         # The whole-tensor copy as the ceiling for this case's bytes.
         dst = torch.empty_like(out)
         src = torch.randn_like(out)

@@ -1,10 +1,11 @@
 """Causal Conv3d input in one pass: zeros, cached frames, new frames, spatial zero border.
 
-Each program owns a tile of ROWS output "rows" (every coordinate but the innermost
-one) by BLOCK elements of the innermost dimension, so loads and stores along that
-dimension are coalesced and the row index math is done once per row. The innermost dimension is the output's stride-1 dimension: channels
-for channels_last_3d, width otherwise. All addressing goes through explicit
-strides, so any input views and any dense output layout are handled.
+Each program owns a BLOCK_C x BLOCK_W (channels x width) tile of one output line
+(batch, frame, row): the line's coordinates and its padding tests are scalars, and
+Triton coalesces each load and store along whichever of the two axes has stride 1
+in that tensor (width for NCDHW, channels for channels_last_3d), so the same kernel
+also transposes, e.g. NCDHW x into a channels-last output. All addressing goes
+through explicit strides: any input views and any dense output layout work.
 
 With NORM the new frames pass through WanRMS_norm (and SiLU with SILU) on their
 way in: ``F.normalize(x, dim=1)`` from a precomputed fp32 channel norm, then
@@ -58,8 +59,6 @@ def cat_pad_5d_kernel(
     pad_h,
     pad_w,
     keep_frames,
-    inner_size,
-    num_rows,
     x_sb, x_sc, x_st, x_sh, x_sw,
     cache_sb, cache_sc, cache_st, cache_sh, cache_sw,
     out_sb, out_sc, out_st, out_sh, out_sw,
@@ -67,69 +66,59 @@ def cat_pad_5d_kernel(
     norm_sb, norm_st, norm_sh, norm_sw,
     HAS_CACHE: tl.constexpr,
     HAS_KEEP: tl.constexpr,
-    INNER_IS_CHANNEL: tl.constexpr,
     INDEX64: tl.constexpr,
     NORM: tl.constexpr,
     SILU: tl.constexpr,
     LIBDEVICE_EXP: tl.constexpr,
-    ROWS: tl.constexpr,
-    BLOCK: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+    BLOCK_W: tl.constexpr,
 ):
-    row = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    lane = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    # The (batch, frame, row) coordinates are per program, so most index math is done
+    # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
+    # scalar boolean broadcast against a tensor into int32, which tl.load rejects as a mask.
+    line = tl.program_id(0) + tl.zeros((1, 1), tl.int32)
+    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
+    ow = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
     if INDEX64:
-        row = row.to(tl.int64)
-        lane = lane.to(tl.int64)
-    active = (row < num_rows)[:, None] & (lane < inner_size)[None, :]
-
-    # Split each row index into coordinates; the lane is the innermost coordinate.
-    if INNER_IS_CHANNEL:
-        ow = row % out_width
-        rest = row // out_width
-        oh = rest % out_height
-        rest = rest // out_height
-        ot = rest % out_frames
-        b = rest // out_frames
-        c = lane[None, :]
-        ow = ow[:, None]
-    else:
-        oh = row % out_height
-        rest = row // out_height
-        ot = rest % out_frames
-        rest = rest // out_frames
-        c = (rest % channels)[:, None]
-        b = rest // channels
-        ow = lane[None, :]
-    oh = oh[:, None]
-    ot = ot[:, None]
-    b = b[:, None]
+        line = line.to(tl.int64)
+        c = c.to(tl.int64)
+        ow = ow.to(tl.int64)
+    oh = line % out_height
+    rest = line // out_height
+    ot = rest % out_frames
+    b = rest // out_frames
 
     ih = oh - pad_h
     iw = ow - pad_w
     it = ot - zero_frames
-    inside = active & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width)
+    x_frame = it - cache_frames
+    line_inside = (ih >= 0) & (ih < height)
+    columns_inside = (ow < out_width) & (iw >= 0) & (iw < width)  # (1, BLOCK_W)
+    active = (c < channels) & (ow < out_width)
+    inside = (c < channels) & columns_inside & line_inside
 
-    from_x = inside & (it >= cache_frames)
-    x_offset = b * x_sb + c * x_sc + (it - cache_frames) * x_st + ih * x_sh + iw * x_sw
+    from_x = inside & (x_frame >= 0)
+    x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
     if NORM:
-        norm_offset = b * norm_sb + (it - cache_frames) * norm_st + ih * norm_sh + iw * norm_sw
-        norm = tl.load(norm_ptr + norm_offset, mask=from_x, other=1.0)
-        gamma = tl.load(gamma_ptr + c, mask=from_x, other=0).to(tl.float32)
+        # One norm per column and one gamma per channel, each loaded once per tile.
+        norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
+        norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
+        gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
         normalized = rms_norm_silu(values.to(tl.float32), norm, gamma, scale, SILU, LIBDEVICE_EXP,
                                    out_ptr.dtype.element_ty)
         values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)
-        cache_offset = b * cache_sb + c * cache_sc + it * cache_st + ih * cache_sh + iw * cache_sw
+        cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
         cached = tl.load(cache_ptr + cache_offset, mask=from_cache, other=0)
         values = tl.where(from_cache, cached, values)
 
-    out_offset = b * out_sb + c * out_sc + ot * out_st + oh * out_sh + ow * out_sw
+    out_offset = b * out_sb + ot * out_st + oh * out_sh + c * out_sc + ow * out_sw
     tl.store(out_ptr + out_offset, values, mask=active)
 
     if HAS_KEEP:
         # The next chunk's cache: the last keep_frames frames without the spatial border.
         kt = ot - (out_frames - keep_frames)
-        keep_offset = b * keep_sb + c * keep_sc + kt * keep_st + ih * keep_sh + iw * keep_sw
+        keep_offset = b * keep_sb + kt * keep_st + ih * keep_sh + c * keep_sc + iw * keep_sw
         tl.store(keep_ptr + keep_offset, values, mask=inside & (kt >= 0))

@@ -112,3 +112,29 @@ def launch_tile(inner_size: int) -> tuple[int, int, int]:
     # (benchmarks/sweep_tiles.py): up to 3.6x faster than 4096/8 on NCDHW rows of ~200.
     tile = 1 << 16 if INTERPRETER else 1024
     return max(1, tile // block), block, 4
+
+
+def next_power_of_2(value: int) -> int:
+    return 1 << max(0, value - 1).bit_length()
+
+
+def line_tile(channels: int, width: int, channels_fastest: bool, arithmetic: bool = False) -> tuple[int, int, int]:
+    """(BLOCK_C, BLOCK_W, num_warps) for a kernel tiling (channels x width) of one (batch, frame, row) line.
+
+    The output's stride-1 axis (channels for channels_last_3d, else width) gets up to
+    a fixed block; the other axis fills the tile. Measured on an H200
+    (benchmarks/sweep_tiles.py): plain copies run best with long stride-1 blocks,
+    the arithmetic-bound norm prologue with short ones. The interpreter runs one
+    Python step per program, so it gets whole lines.
+    """
+    if INTERPRETER:
+        tile, fastest_limit = 1 << 16, 1 << 16
+    elif arithmetic:
+        tile, fastest_limit = (1024, 64) if channels_fastest else (2048, 128)
+    else:
+        tile, fastest_limit = (1024, 512) if channels_fastest else (2048, 512)
+    fastest, other = (channels, width) if channels_fastest else (width, channels)
+    fastest_block = min(next_power_of_2(fastest), fastest_limit)
+    other_block = min(next_power_of_2(other), max(1, tile // fastest_block))
+    blocks = (fastest_block, other_block) if channels_fastest else (other_block, fastest_block)
+    return (*blocks, 4)

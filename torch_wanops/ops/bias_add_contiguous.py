@@ -37,18 +37,14 @@ def bias_add_contiguous_reference(x: torch.Tensor, bias: torch.Tensor) -> torch.
     return (x + bias.view(1, -1, 1, 1, 1)).contiguous()
 
 
-def _next_power_of_2(value: int) -> int:
-    return 1 << max(0, value - 1).bit_length()
-
-
 def _launch(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     batch, channels, frames, height, width = x.shape
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if out.numel() == 0:
         return out
     # 32 x 32 tiles: both the channel-fastest reads and the width-fastest writes stay coalesced.
-    block_c = min(32, _next_power_of_2(channels))
-    block_w = min(32, _next_power_of_2(width))
+    block_c = min(32, _backend.next_power_of_2(channels))
+    block_w = min(32, _backend.next_power_of_2(width))
     grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](

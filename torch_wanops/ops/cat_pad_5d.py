@@ -134,11 +134,8 @@ def launch_cat_pad_5d(
     next_cache = _empty_next_cache(out, x, keep)
     if out.numel() == 0:
         return out, next_cache
-    channel_inner = is_channels_last(out)
-    inner_size = out_shape[1] if channel_inner else out_shape[4]
-    rows = out.numel() // inner_size
-    tile_rows, block, warps = _backend.launch_tile(inner_size)
-    grid = (-(-rows // tile_rows), -(-inner_size // block))
+    block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], is_channels_last(out), prologue is not None)
+    grid = (out_shape[0] * out_shape[2] * out_shape[3], -(-channels // block_c), -(-out_shape[4] // block_w))
     # Pointers a configuration never dereferences get a placeholder tensor.
     cache_arg = x if cache is None else cache
     keep_arg = out if keep == 0 else next_cache
@@ -151,17 +148,16 @@ def launch_cat_pad_5d(
             0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
-            t_front - cache_frames, pad_h, pad_w, keep, inner_size, rows,
+            t_front - cache_frames, pad_h, pad_w, keep,
             *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(), *norm_strides,
             HAS_CACHE=cache is not None,
             HAS_KEEP=keep > 0,
-            INNER_IS_CHANNEL=channel_inner,
             INDEX64=_backend.index_needs_int64(x, cache_arg, out, keep_arg),
             NORM=prologue is not None,
             SILU=prologue is not None and prologue.silu,
             LIBDEVICE_EXP=not _backend.INTERPRETER,
-            ROWS=tile_rows,
-            BLOCK=block,
+            BLOCK_C=block_c,
+            BLOCK_W=block_w,
             num_warps=warps,
             # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
             enable_fp_fusion=False,
