@@ -57,8 +57,8 @@ def main() -> None:
     parser.add_argument("--compile-cases", nargs="*", default=["bf16:480x832"],
                         help="dtype:HxW cases that also run the two compiled variants")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--experimental", action="store_true",
-                        help="also time OmniWanDecoder.channels_last_convs (off by default in the package)")
+    parser.add_argument("--stock-conv-layout", action="store_true",
+                        help="also time wanops eager with OmniWanDecoder.channels_last_convs off")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")
@@ -77,7 +77,7 @@ def main() -> None:
                     height, width = (int(v) for v in size.split("x"))
                     config = BenchConfig(model=model, dtype=dtype, height=height, width=width, frames=args.frames,
                                          device="cuda", compile=f"{dtype}:{size}" in args.compile_cases,
-                                         repeat=args.repeat, experimental=args.experimental)
+                                         repeat=args.repeat, stock_conv_layout=args.stock_conv_layout)
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

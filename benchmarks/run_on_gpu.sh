@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | experimental | ops | decode-bf16 | decode-rest
+#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | conv-layout | ops | decode-bf16 | decode-rest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests-ops|tests-decoder|sanitize|probe|experimental|ops|decode-bf16|decode-rest)
+  tests-ops|tests-decoder|sanitize|probe|conv-layout|ops|decode-bf16|decode-rest)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|experimental|ops|decode-bf16|decode-rest" >&2
+    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|conv-layout|ops|decode-bf16|decode-rest" >&2
     exit 2 ;;
 esac
 
@@ -37,11 +37,11 @@ case "$1" in
         | tail -20 | tee "$out/sanitizer_$tool.log"
     done
     ;;
-  experimental)  # OmniWanDecoder.channels_last_convs: bit-exactness on CUDA, then its speed
+  conv-layout)  # OmniWanDecoder.channels_last_convs: bit-exactness on CUDA, then wanops with and without it
     python3 -m pytest -q -p no:cacheprovider tests/test_bias_add_contiguous.py tests/test_decoder.py \
-      -k "cuda and (channels_last_convs or real_decoder_sizes)" -rfE --tb=short 2>&1 | tee "$out/pytest_experimental.log"
+      -k "cuda and (channels_last_convs or real_decoder_sizes)" -rfE --tb=short 2>&1 | tee "$out/pytest_conv_layout.log"
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --experimental --out "$out/experimental"
+      --stock-conv-layout --out "$out/conv-layout"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

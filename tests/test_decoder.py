@@ -10,6 +10,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d, Wa
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_wanops
+from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import build_vae, latent_channels, latent_shape
 
 ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
@@ -316,11 +317,25 @@ def test_channels_last_convs_is_a_no_op_off_cuda(arch, monkeypatch):
     assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
+    """Only NCDHW latents and weights take the conv-layout lever (a channels-last decode was not exact on the H200)."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: x.dtype == torch.bfloat16)
+    stock, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=2)
+    z_cl = latents(arch, torch.bfloat16, "cpu", frames=2, channels_last=True)
+    # The lever's convs bypass Conv3d.forward, so a decode that takes it records fewer conv inputs.
+    assert len(conv_input_layouts(omni, z, monkeypatch)) < len(conv_input_layouts(stock, z, monkeypatch))
+    assert conv_input_layouts(omni, z_cl, monkeypatch) == conv_input_layouts(stock, z_cl, monkeypatch)
+    stock, omni = pair(arch, torch.bfloat16, channels_last=True)
+    assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
+
+
 @cuda
 @pytest.mark.parametrize("arch", ARCHS + ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_channels_last_convs_on_cuda(arch, dtype):
-    """The experimental mode must give stock's bits before it may become the default."""
+    """The conv-layout lever (on by default) gives stock's bits; fp32 keeps stock's layout."""
     stock, omni = pair(arch, dtype, "cuda")
     omni.decoder.channels_last_convs = True
     if arch in ("wan2.1", "wan2.2"):

@@ -31,8 +31,8 @@ from torch_wanops.configs import build_vae
 logger = logging.getLogger(__name__)
 
 VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
-# Off by default, see OmniWanDecoder.channels_last_convs.
-EXPERIMENTAL_VARIANT = "wanops-eager-channels-last-convs"
+# wanops eager with OmniWanDecoder.channels_last_convs off: what the conv-layout lever gains.
+STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -49,7 +49,7 @@ class BenchConfig:
     weights: str | None = None
     repeat: int = 3
     batch: int = 1
-    experimental: bool = False
+    stock_conv_layout: bool = False
 
 
 @dataclass
@@ -112,9 +112,9 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
         torch_wanops.restore(vae)
     elif name == "wanops-eager":
         torch_wanops.apply_to(vae)
-    elif name == EXPERIMENTAL_VARIANT:
+    elif name == STOCK_CONV_LAYOUT_VARIANT:
         torch_wanops.apply_to(vae)
-        decoder.channels_last_convs = True
+        decoder.channels_last_convs = False
         stack.callback(delattr, decoder, "channels_last_convs")
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
@@ -160,8 +160,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     vae = load_vae(config)
     z = make_latents(config, vae)
     names = list(VARIANTS if config.compile else VARIANTS[:2])
-    if config.experimental:
-        names.insert(2, EXPERIMENTAL_VARIANT)
+    if config.stock_conv_layout:
+        names.insert(2, STOCK_CONV_LAYOUT_VARIANT)
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     for name in names:
@@ -231,7 +231,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
-    variants = [v for v in (*VARIANTS, EXPERIMENTAL_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
+    variants = [v for v in (*VARIANTS, STOCK_CONV_LAYOUT_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):
