@@ -59,6 +59,7 @@ def cat_pad_5d_kernel(
     pad_h,
     pad_w,
     keep_frames,
+    num_lines,
     x_sb, x_sc, x_st, x_sh, x_sw,
     cache_sb, cache_sc, cache_st, cache_sh, cache_sw,
     out_sb, out_sc, out_st, out_sh, out_sw,
@@ -72,12 +73,20 @@ def cat_pad_5d_kernel(
     LIBDEVICE_EXP: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
+    LINES: tl.constexpr,
 ):
     # The (batch, frame, row) coordinates are per program, so most index math is done
     # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
     # scalar boolean broadcast against a tensor into int32, which tl.load rejects as a mask.
-    line = tl.program_id(0) + tl.zeros((1, 1), tl.int32)
-    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
+    if LINES == 1:
+        line = tl.program_id(0) + tl.zeros((1, 1), tl.int32)
+        c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
+    else:
+        # Under the interpreter, whose cost is per program: LINES lines per program, with
+        # (line, channel) pairs down the tile's rows.
+        rows = tl.arange(0, LINES * BLOCK_C)[:, None]
+        line = tl.program_id(0) * LINES + rows // BLOCK_C
+        c = tl.program_id(1) * BLOCK_C + rows % BLOCK_C
     ow = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
     if INDEX64:
         line = line.to(tl.int64)
@@ -94,8 +103,11 @@ def cat_pad_5d_kernel(
     x_frame = it - cache_frames
     line_inside = (ih >= 0) & (ih < height)
     columns_inside = (ow < out_width) & (iw >= 0) & (iw < width)  # (1, BLOCK_W)
-    active = (c < channels) & (ow < out_width)
-    inside = (c < channels) & columns_inside & line_inside
+    channel_ok = c < channels
+    if LINES > 1:
+        channel_ok = channel_ok & (line < num_lines)
+    active = channel_ok & (ow < out_width)
+    inside = channel_ok & columns_inside & line_inside
 
     from_x = inside & (x_frame >= 0)
     x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw

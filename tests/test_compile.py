@@ -1,5 +1,6 @@
 """compile_callable_with_fallback, compile_vae, the WANOPS_COMPILE_VAE switch and prewarm."""
 
+import importlib
 import logging
 import threading
 
@@ -189,6 +190,37 @@ def _compile_small_decoder(arch):
 
     torch_wanops.restore(vae)
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
+
+
+def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch):
+    """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
+
+    Forced on for CPU fp32 here (the package takes it for CUDA bf16 only), compiled output
+    must match the same decoder's eager output.
+    """
+    from torch_wanops import decoder as decoder_module
+
+    bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
+
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    calls = []
+    check = bias_module.check_bias_add_contiguous_args
+    monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args", lambda *args: calls.append(1) or check(*args))
+    torch._dynamo.reset()
+    counters.clear()
+    vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
+    z = torch.randn(1, latent_channels("wan2.1-tiny"), 2, 4, 6, generator=torch.Generator().manual_seed(0))
+    eager = _decode(vae, z)
+    assert calls, "the lever did not run in eager"
+    assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
+    assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
+    calls.clear()
+    got = _decode(vae, z)
+    assert calls, "the compiled decode did not run bias_add_contiguous"
+    assert (got - eager).abs().max().item() <= FP32_TOLERANCE
+    assert counters["stats"]["unique_graphs"] == 2
+    assert not counters["graph_break"]
+    assert compile_module.is_compiled(vae)
 
 
 # --- prewarm ------------------------------------------------------------------------------------

@@ -118,6 +118,14 @@ def next_power_of_2(value: int) -> int:
     return 1 << max(0, value - 1).bit_length()
 
 
+def lines_per_program(tile_elements: int) -> int:
+    """Lines of a line-tiled kernel per program: one on the GPU; under the interpreter,
+    whose cost is per program, as many as fill about 2**17 elements (a power of two)."""
+    if not INTERPRETER:
+        return 1
+    return 1 << max(0, ((1 << 17) // tile_elements).bit_length() - 1)
+
+
 def line_tile(channels: int, width: int, channels_fastest: bool, arithmetic: bool = False) -> tuple[int, int, int]:
     """(BLOCK_C, BLOCK_W, num_warps) for a kernel tiling (channels x width) of one (batch, frame, row) line.
 

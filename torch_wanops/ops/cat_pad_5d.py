@@ -135,7 +135,9 @@ def launch_cat_pad_5d(
     if out.numel() == 0:
         return out, next_cache
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], is_channels_last(out), prologue is not None)
-    grid = (out_shape[0] * out_shape[2] * out_shape[3], -(-channels // block_c), -(-out_shape[4] // block_w))
+    lines = out_shape[0] * out_shape[2] * out_shape[3]
+    lines_per_program = _backend.lines_per_program(block_c * block_w)
+    grid = (-(-lines // lines_per_program), -(-channels // block_c), -(-out_shape[4] // block_w))
     # Pointers a configuration never dereferences get a placeholder tensor.
     cache_arg = x if cache is None else cache
     keep_arg = out if keep == 0 else next_cache
@@ -148,7 +150,7 @@ def launch_cat_pad_5d(
             0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
-            t_front - cache_frames, pad_h, pad_w, keep,
+            t_front - cache_frames, pad_h, pad_w, keep, lines,
             *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(), *norm_strides,
             HAS_CACHE=cache is not None,
             HAS_KEEP=keep > 0,
@@ -158,6 +160,7 @@ def launch_cat_pad_5d(
             LIBDEVICE_EXP=not _backend.INTERPRETER,
             BLOCK_C=block_c,
             BLOCK_W=block_w,
+            LINES=lines_per_program,
             num_warps=warps,
             # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
             enable_fp_fusion=False,
