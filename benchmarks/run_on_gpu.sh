@@ -15,15 +15,28 @@ case "${1:-}" in
     exit 2 ;;
 esac
 
+# One pytest process per file, all at once (the GPU has room; the CPU side is the bottleneck).
+run_parallel() {  # run_parallel LOG_PREFIX PYTEST_ARGS... FILE...: files are the arguments ending in .py
+  local prefix="$1"; shift
+  local files=() args=()
+  for arg in "$@"; do [[ "$arg" == *.py ]] && files+=("$arg") || args+=("$arg"); done
+  for file in "${files[@]}"; do
+    python3 -m pytest -q -p no:cacheprovider -rfE --tb=short "${args[@]}" "$file" \
+      > "$out/${prefix}_$(basename "$file" .py).log" 2>&1 &
+  done
+  wait || true
+  tail -n 3 "$out/${prefix}"_*.log
+}
+
 case "$1" in
   tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
-    python3 -m pytest -q -p no:cacheprovider tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_bias_add_contiguous.py \
-      tests/test_rms_norm_cat_pad_5d.py -k cuda -rfE --tb=short 2>&1 | tee "$out/pytest_cuda_ops.log"
+    run_parallel pytest_cuda -k cuda tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
+      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py
     ;;
   tests-decoder)  # decoder and reliability tests on CUDA
-    python3 -m pytest -q -p no:cacheprovider tests/test_decoder.py -k cuda -rfE --tb=short \
-      2>&1 | tee "$out/pytest_cuda_decoder.log"
-    python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py -rfE --tb=short 2>&1 | tee "$out/pytest_reliability.log"
+    run_parallel pytest_cuda -k cuda tests/test_decoder.py &
+    run_parallel pytest_cuda tests/test_reliability.py &
+    wait
     ;;
   probe)  # the bitwise facts behind the levers, and where a decode's time goes
     python3 benchmarks/probe_exactness.py 2>&1 | tee "$out/probe_exactness.log"
@@ -33,9 +46,10 @@ case "$1" in
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
         tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py \
-        -k "real_decoder_sizes and bfloat16" 2>&1 \
-        | tail -20 | tee "$out/sanitizer_$tool.log"
+        -k "real_decoder_sizes and bfloat16" > "$out/sanitizer_$tool.log" 2>&1 &
     done
+    wait || true
+    tail -n 20 "$out"/sanitizer_*.log
     ;;
   conv-layout)  # OmniWanDecoder.channels_last_convs: bit-exactness on CUDA, then wanops with and without it
     python3 -m pytest -q -p no:cacheprovider tests/test_bias_add_contiguous.py tests/test_decoder.py \
