@@ -108,6 +108,13 @@ def test_real_decoder_sizes_on_cuda(dtype, shape):
 
 
 @cuda
+def test_a_line_longer_than_the_grid_limit_times_the_block():
+    # 2**21 + 1 columns: 65537 width blocks of 32 would exceed CUDA's grid limit.
+    x = random_tensor((1, 3, 1, 1, 2**21 + 1), torch.bfloat16, "cuda", 0)
+    assert_matches(x, random_tensor((3,), torch.bfloat16, "cuda", 1), "triton")
+
+
+@cuda
 def test_int64_indexing_beyond_2_pow_31_elements():
     skip_unless_free_gpu_memory(20)
     x = torch.randn(1, 96, 4, 2048, 2800, device="cuda", dtype=torch.bfloat16)

@@ -220,6 +220,27 @@ def test_cache_on_other_device_is_rejected():
         cat_pad_5d(x, torch.randn(1, 3, 2, 4, 5), (1, 1, 1, 1, 2, 0))
 
 
+@pytest.mark.parametrize("channels_fastest", [False, True])
+@pytest.mark.parametrize("arithmetic", [False, True])
+def test_launch_tiles_keep_the_grid_within_cuda_limits(monkeypatch, channels_fastest, arithmetic):
+    """Grid y/z (channel and width blocks) must stay <= 65535 however long a line is."""
+    from torch_wanops import _backend
+
+    monkeypatch.setattr(_backend, "INTERPRETER", False)
+    assert _backend.line_tile(96, 834, False, True) == (16, 128, 4)  # measured rule, unchanged
+    for channels, width in ((1, 2**25 + 3), (2**20 + 1, 3), (3, 2**26), (2**24, 2**24)):
+        block_c, block_w, _ = _backend.line_tile(channels, width, channels_fastest, arithmetic)
+        assert -(-channels // block_c) <= 65535 and -(-width // block_w) <= 65535
+
+
+@cuda
+def test_a_line_longer_than_the_grid_limit_times_the_block():
+    # 2**25 + 3 columns: 65537 width blocks of 512 would exceed CUDA's grid limit.
+    skip_unless_free_gpu_memory(2)
+    x = torch.randn(1, 1, 1, 1, 2**25 + 1, device="cuda", dtype=torch.bfloat16)
+    assert_matches(x, None, (1, 1, 0, 0, 1, 0), 1, "cuda", "triton")
+
+
 # The decoder's real geometries: (channels, frames, height, width, cache frames, padding).
 REAL_SHAPES = [
     (16, 1, 60, 104, 0, (1, 1, 1, 1, 2, 0)),

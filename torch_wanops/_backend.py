@@ -144,5 +144,16 @@ def line_tile(channels: int, width: int, channels_fastest: bool, arithmetic: boo
     fastest, other = (channels, width) if channels_fastest else (width, channels)
     fastest_block = min(next_power_of_2(fastest), fastest_limit)
     other_block = min(next_power_of_2(other), max(1, tile // fastest_block))
-    blocks = (fastest_block, other_block) if channels_fastest else (other_block, fastest_block)
-    return (*blocks, 4)
+    block_c, block_w = (fastest_block, other_block) if channels_fastest else (other_block, fastest_block)
+    return fit_grid_axis(channels, block_c), fit_grid_axis(width, block_w), 4
+
+
+# CUDA caps a launch grid's y and z dimensions at 65535 blocks.
+GRID_YZ_LIMIT = 65535
+
+
+def fit_grid_axis(size: int, block: int) -> int:
+    """``block``, doubled until ``size`` needs at most GRID_YZ_LIMIT of them (only absurdly long axes grow)."""
+    while -(-size // block) > GRID_YZ_LIMIT:
+        block *= 2
+    return block

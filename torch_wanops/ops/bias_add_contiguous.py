@@ -43,8 +43,8 @@ def _launch(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     if out.numel() == 0:
         return out
     # 32 x 32 tiles: both the channel-fastest reads and the width-fastest writes stay coalesced.
-    block_c = min(32, _backend.next_power_of_2(channels))
-    block_w = min(32, _backend.next_power_of_2(width))
+    block_c = _backend.fit_grid_axis(channels, min(32, _backend.next_power_of_2(channels)))
+    block_w = _backend.fit_grid_axis(width, min(32, _backend.next_power_of_2(width)))
     grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
