@@ -1,6 +1,7 @@
 """Where the cat_pad_5d kernel spends its instructions (CUDA): time each variant, then count its SASS.
 
-Times the plain copy, the norm prologue without and with SiLU, on one full-resolution
+Times the plain copy, the norm prologue without and with SiLU (computed, or looked up
+in a table of ATen's SiLU of every bf16 value), on one full-resolution
 Wan2.1 shape in each layout, then prints every compiled variant's static SASS
 instruction mix (opcodes by count). Needs the cuobjdump that ships with Triton.
 
@@ -21,6 +22,7 @@ import triton.testing
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_wanops  # noqa: E402
+from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d  # noqa: E402
 
 SHAPE = (1, 96, 4, 480, 832)
 PADDING = (1, 1, 1, 1, 2, 0)
@@ -37,19 +39,27 @@ def time_variants() -> None:
         cache = torch.randn(*SHAPE[:2], 2, *SHAPE[3:], device="cuda", dtype=torch.bfloat16)
         cache = cache.contiguous(memory_format=cache_format)
         transposing = layout == "transposing"
+        rms = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+        norm = rms._channel_norm(x)
+        prologue = NormPrologue(norm, gamma, 2.0, True)
+        table_prologue = NormPrologue(norm, gamma, 2.0, True, rms.silu_table(x.device, x.dtype))
+        strides = rms._out_strides(x, cache, PADDING, transposing)
         variants = {
             "norm": lambda: torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, False, cache, PADDING, 2, transposing),
             "norm+silu": lambda: torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, PADDING, 2, transposing),
+            # The kernel alone (the channel norm precomputed), SiLU computed or looked up in ATen's results.
+            "norm+silu, kernel only": lambda: launch_cat_pad_5d(x, cache, PADDING, 2, strides, prologue),
+            "norm+silu table, kernel only": lambda: launch_cat_pad_5d(x, cache, PADDING, 2, strides, table_prologue),
         }
         if not transposing:
             variants = {"copy": lambda: torch_wanops.cat_pad_5d(x, cache, PADDING, 2), **variants}
         for name, op in variants.items():
             ms = triton.testing.do_bench(op, return_mode="median")
-            print(f"{layout:<13} {name:<10} {ms:.4f} ms", flush=True)
+            print(f"{layout:<13} {name:<28} {ms:.4f} ms", flush=True)
         out = variants["norm+silu"]()[0]
         dst, src = torch.empty_like(out), torch.randn_like(out)
         ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
-        print(f"{layout:<13} {'copy_':<10} {ms:.4f} ms (torch copy of the padded output)")
+        print(f"{layout:<13} {'copy_':<28} {ms:.4f} ms (torch copy of the padded output)")
 
 
 def instruction_mix(dump_dir: str | None) -> None:

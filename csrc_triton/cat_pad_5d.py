@@ -22,14 +22,19 @@ from .rounding import round_to
 
 
 @triton.jit
-def rms_norm_silu(x, norm, gamma, scale, SILU: tl.constexpr, LIBDEVICE_EXP: tl.constexpr, dtype: tl.constexpr):
+def rms_norm_silu(x, norm, gamma, scale, silu_table_ptr, SILU: tl.constexpr, SILU_TABLE: tl.constexpr,
+                  LIBDEVICE_EXP: tl.constexpr, dtype: tl.constexpr):
     """Stock ``silu(F.normalize(x.float(), dim=1).to(dtype) * scale * gamma + 0.0)`` in fp32 registers."""
     # F.normalize: x / norm.clamp_min(1e-12), IEEE division (ATen is built without fast math).
     y = round_to(tl.math.div_rn(x, tl.where(norm < 1e-12, 1e-12, norm)), dtype)
     y = round_to(y * scale, dtype)
     y = round_to(y * gamma, dtype)
     y = y + 0.0  # the bias-free norm adds 0.0: -0.0 becomes +0.0, and stays on the grid
-    if SILU:
+    if SILU and SILU_TABLE:
+        # A 16-bit dtype has 65536 values: look up ATen's own SiLU of each by its bits.
+        bits = y.to(dtype).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+        y = tl.load(silu_table_ptr + bits).to(tl.float32)
+    elif SILU:
         # ATen's silu: x / (1 + expf(-x)). libdevice's expf is CUDA's; the interpreter has only tl.exp.
         if LIBDEVICE_EXP:
             e = libdevice.exp(-y)
@@ -47,6 +52,7 @@ def cat_pad_5d_kernel(
     keep_ptr,
     norm_ptr,
     gamma_ptr,
+    silu_table_ptr,
     scale,
     channels,
     height,
@@ -70,6 +76,7 @@ def cat_pad_5d_kernel(
     INDEX64: tl.constexpr,
     NORM: tl.constexpr,
     SILU: tl.constexpr,
+    SILU_TABLE: tl.constexpr,
     LIBDEVICE_EXP: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -117,8 +124,8 @@ def cat_pad_5d_kernel(
         norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
         norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
         gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
-        normalized = rms_norm_silu(values.to(tl.float32), norm, gamma, scale, SILU, LIBDEVICE_EXP,
-                                   out_ptr.dtype.element_ty)
+        normalized = rms_norm_silu(values.to(tl.float32), norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
+                                   LIBDEVICE_EXP, out_ptr.dtype.element_ty)
         values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)

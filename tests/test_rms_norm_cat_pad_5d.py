@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from conftest import (
     HAS_CUDA,
     IMPLEMENTATIONS,
@@ -20,7 +21,7 @@ from conftest import (
     skip_unless_free_gpu_memory,
 )
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from test_cat_pad_5d import (
     DTYPES,
@@ -34,7 +35,7 @@ from test_cat_pad_5d import (
 from torch_wanops import _backend
 from torch_wanops.ops import rms_norm_cat_pad_5d
 from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
-from torch_wanops.ops.rms_norm_cat_pad_5d import _channel_norm, _out_strides
+from torch_wanops.ops.rms_norm_cat_pad_5d import _channel_norm, _out_strides, silu_table
 
 # The op's own dispatch never takes the interpreter (see the module docstring).
 OP_IMPLEMENTATIONS = [(d, i) for d, i in IMPLEMENTATIONS if not (d == "cpu" and i == "triton")]
@@ -143,6 +144,66 @@ def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
     normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm)
     # The emulation's own layout says nothing about stock's.
     check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
+
+
+def launch_with_silu_table(x, gamma, scale, cache, padding, keep, channels_last):
+    table = silu_table(x.device, x.dtype)
+    prologue = NormPrologue(_channel_norm(x), gamma, scale, True, table)
+    strides = _out_strides(x, cache, padding, channels_last)
+    return launch_cat_pad_5d(x, cache, padding, keep, strides, prologue), table
+
+
+def looked_up(table, values):
+    return table[values.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF]
+
+
+@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@given(case=norm_cases())
+@example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
+def test_silu_table_kernel_under_interpreter(case):
+    """The kernel's table SiLU: the emulated norm, then the table entry of its bits."""
+    cat_case, _, channels_last, scale = case
+    x, cache, padding, keep = build_case(cat_case, "cpu")
+    assume(x.dtype != torch.float32)
+    x = x * 3
+    gamma = random_tensor((x.shape[1], 1, 1, 1), x.dtype, "cpu", cat_case[-1] + 7)
+    (out, next_cache), table = launch_with_silu_table(x, gamma, scale, cache, padding, keep, channels_last)
+    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, False, _channel_norm(x))
+    check_outputs(out, next_cache, looked_up(table, normalized), x, cache, padding, keep, channels_last,
+                  stock_layout=False)
+
+
+def test_silu_table_holds_silu_of_every_bit_pattern():
+    for dtype in (torch.bfloat16, torch.float16):
+        table = silu_table("cpu", dtype)
+        values = torch.tensor([0.0, -0.0, 1.5, -3.25, 70.0, -70.0, float("inf"), float("-inf")], dtype=dtype)
+        got, expected = looked_up(table, values), F.silu(values)
+        # silu(-inf) is NaN; ATen's CPU vector and scalar paths give it different signs.
+        assert torch.equal(got.isnan(), expected.isnan())
+        assert torch.equal(got[~got.isnan()].view(torch.int16), expected[~expected.isnan()].view(torch.int16))
+    with pytest.raises(ValueError, match="dtype must be bf16 or fp16"):
+        silu_table("cpu", torch.float32)
+    x = torch.randn(1, 2, 1, 2, 3, dtype=torch.bfloat16)
+    prologue = NormPrologue(_channel_norm(x), torch.ones(2, 1, 1, 1, dtype=x.dtype), 1.0, True,
+                            silu_table("cpu", torch.float16))
+    with pytest.raises(ValueError, match="silu_table must have 65536 entries of x's dtype"):
+        launch_cat_pad_5d(x, None, (1, 1, 1, 1, 2, 0), 0, _out_strides(x, None, (1, 1, 1, 1, 2, 0), False), prologue)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_silu_table_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape):
+    """On CUDA the table is ATen's own SiLU, so the table path must give stock's bits."""
+    channels, frames, height, width, cache_frames, padding = shape
+    x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
+    cache = random_tensor((1, channels, cache_frames, height, width), dtype, "cuda", 1) if cache_frames else None
+    norm = stock_norm(channels, dtype, "cuda", 2)
+    with torch.no_grad():
+        normalized = nn.SiLU()(norm(x))
+        (out, next_cache), _ = launch_with_silu_table(x, norm.gamma, norm.scale, cache, padding, 2, channels_last)
+    check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
 
 
 def special_input(dtype, device):

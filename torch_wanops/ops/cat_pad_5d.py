@@ -114,6 +114,9 @@ class NormPrologue:
     gamma: torch.Tensor
     scale: float
     silu: bool
+    # With a 16-bit x: SiLU of every value of x's dtype, indexed by its bits (silu_table());
+    # the kernel then looks SiLU up instead of computing it.
+    silu_table: torch.Tensor | None = None
 
 
 def launch_cat_pad_5d(
@@ -142,11 +145,20 @@ def launch_cat_pad_5d(
     cache_arg = x if cache is None else cache
     keep_arg = out if keep == 0 else next_cache
     norm = x if prologue is None else prologue.norm
+    silu_table = None if prologue is None else prologue.silu_table
+    if silu_table is not None:
+        require(
+            silu_table.shape == (1 << 16,) and silu_table.dtype == x.dtype and silu_table.device == x.device,
+            ValueError,
+            lambda: f"silu_table must have 65536 entries of x's dtype on x's device, got {tuple(silu_table.shape)} "
+            f"{silu_table.dtype} on {silu_table.device} for x {x.dtype} on {x.device}",
+        )
     norm_strides = (0, 0, 0, 0) if prologue is None else (norm.stride(0), *norm.stride()[2:])
     with _backend.device_of(x):
         _kernels.cat_pad_5d_kernel[grid](
             x, cache_arg, out, keep_arg, norm,
             x if prologue is None else prologue.gamma,
+            x if silu_table is None else silu_table,
             0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
@@ -157,6 +169,7 @@ def launch_cat_pad_5d(
             INDEX64=_backend.index_needs_int64(x, cache_arg, out, keep_arg),
             NORM=prologue is not None,
             SILU=prologue is not None and prologue.silu,
+            SILU_TABLE=silu_table is not None,
             LIBDEVICE_EXP=not _backend.INTERPRETER,
             BLOCK_C=block_c,
             BLOCK_W=block_w,

@@ -100,6 +100,28 @@ def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_ca
     return out, next_cache
 
 
+_silu_tables: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
+
+
+def silu_table(device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
+    """``F.silu`` of every value of a 16-bit ``dtype``, indexed by the value's bits (cached per device).
+
+    On CUDA each entry is ATen's own SiLU of that value, so a kernel looking it up is
+    exact by construction. (ATen's CPU SiLU may round an element differently in its
+    vectorized body and its scalar tail, so on CPU the table is only ATen's vectorized result.)
+    """
+    require(dtype in (torch.bfloat16, torch.float16), ValueError, lambda: f"dtype must be bf16 or fp16, got {dtype}")
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    key = (device, dtype)
+    if key not in _silu_tables:
+        index = torch.arange(1 << 16, dtype=torch.int32, device=device)
+        bits = torch.where(index < 1 << 15, index, index - (1 << 16)).to(torch.int16)  # entry i: bit pattern i
+        _silu_tables[key] = F.silu(bits.view(dtype))
+    return _silu_tables[key]
+
+
 def _channel_norm(x: torch.Tensor) -> torch.Tensor:
     """``F.normalize``'s fp32 channel norm of x, bit for bit, as a (B, 1, T, H, W) tensor."""
     if x.dtype != torch.float32 and x.is_cuda and x.is_contiguous():
