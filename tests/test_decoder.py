@@ -1,5 +1,6 @@
 """OmniWanDecoder against stock diffusers: same keys, same bits, same strides, same cache protocol."""
 
+import importlib
 import types
 
 import pytest
@@ -344,6 +345,16 @@ def test_channels_last_convs_on_cuda(arch, dtype):
     else:
         z = latents(arch, dtype, "cuda", batch=2)
     assert_same_decode(stock, omni, z)
+
+
+@cuda
+@pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
+def test_silu_by_table_decodes_bit_exact_on_cuda(arch, monkeypatch):
+    """The fused norm looking SiLU up in ATen's own results (rms_norm_cat_pad_5d.SILU_BY_TABLE)."""
+    monkeypatch.setattr(importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d"), "SILU_BY_TABLE", True)
+    stock, omni = pair(arch, torch.bfloat16, "cuda")
+    z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
+    assert_same_decode(stock, omni, z.to(device="cuda", dtype=torch.bfloat16))
 
 
 def test_hooked_children_keep_their_hooks():

@@ -6,6 +6,8 @@ is numpy's), so the kernel is driven directly and compared with an emulation of
 ATen's CUDA arithmetic built from the same numpy exp.
 """
 
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -36,6 +38,8 @@ from torch_wanops import _backend
 from torch_wanops.ops import rms_norm_cat_pad_5d
 from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
 from torch_wanops.ops.rms_norm_cat_pad_5d import _channel_norm, _out_strides, silu_table
+
+rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")  # the package re-exports the op
 
 # The op's own dispatch never takes the interpreter (see the module docstring).
 OP_IMPLEMENTATIONS = [(d, i) for d, i in IMPLEMENTATIONS if not (d == "cpu" and i == "triton")]
@@ -194,16 +198,41 @@ def test_silu_table_holds_silu_of_every_bit_pattern():
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
-def test_silu_table_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape):
-    """On CUDA the table is ATen's own SiLU, so the table path must give stock's bits."""
+def test_silu_table_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape, monkeypatch):
+    """On CUDA the table is ATen's own SiLU, so the op with SILU_BY_TABLE must give stock's bits."""
+    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
     channels, frames, height, width, cache_frames, padding = shape
     x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
     cache = random_tensor((1, channels, cache_frames, height, width), dtype, "cuda", 1) if cache_frames else None
     norm = stock_norm(channels, dtype, "cuda", 2)
     with torch.no_grad():
         normalized = nn.SiLU()(norm(x))
-        (out, next_cache), _ = launch_with_silu_table(x, norm.gamma, norm.scale, cache, padding, 2, channels_last)
+        out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
+    assert (x.device, dtype) in rms_module._silu_tables
     check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
+
+
+def test_silu_by_table_is_cuda_16_bit_only(monkeypatch):
+    x = torch.randn(1, 2, 1, 2, 2, dtype=torch.bfloat16)
+    assert rms_module._cuda_silu_table(x, True) is None  # off by default
+    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
+    assert rms_module._cuda_silu_table(x, True) is None  # CPU: ATen's CPU SiLU is not one function per value
+    if HAS_CUDA:
+        assert rms_module._cuda_silu_table(x.cuda(), False) is None
+        assert rms_module._cuda_silu_table(x.cuda().float(), True) is None
+        assert rms_module._cuda_silu_table(x.cuda(), True) is silu_table("cuda", torch.bfloat16)
+
+
+@cuda
+def test_silu_table_special_values_on_cuda(monkeypatch):
+    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
+    for dtype in (torch.bfloat16, torch.float16):
+        x = special_input(dtype, "cuda")
+        norm = stock_norm(4, dtype, "cuda", 3)
+        with torch.no_grad():
+            normalized = nn.SiLU()(norm(x))
+            out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0), 2)
+        check_outputs(out, next_cache, normalized, x, None, (1, 1, 1, 1, 2, 0), 2, False)
 
 
 def special_input(dtype, device):

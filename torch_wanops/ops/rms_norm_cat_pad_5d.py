@@ -101,6 +101,9 @@ def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_ca
 
 
 _silu_tables: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
+# Look SiLU up in silu_table() on CUDA (bf16/fp16) instead of computing it. Off until its
+# CUDA tests and timing have run on the GPU (test_silu_table_*, inspect_cat_pad_kernel.py).
+SILU_BY_TABLE = False
 
 
 def silu_table(device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
@@ -118,8 +121,21 @@ def silu_table(device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
     if key not in _silu_tables:
         index = torch.arange(1 << 16, dtype=torch.int32, device=device)
         bits = torch.where(index < 1 << 15, index, index - (1 << 16)).to(torch.int16)  # entry i: bit pattern i
-        _silu_tables[key] = F.silu(bits.view(dtype))
+        table = F.silu(bits.view(dtype))
+        if table.is_cuda:
+            # Once per device and dtype: a call on another stream must find the table complete.
+            torch.cuda.current_stream(device).synchronize()
+        _silu_tables[key] = table
     return _silu_tables[key]
+
+
+def _cuda_silu_table(x: torch.Tensor, silu: bool) -> torch.Tensor | None:
+    """The SiLU table for this call, or None to compute SiLU in the kernel."""
+    if not (SILU_BY_TABLE and silu and x.is_cuda and x.dtype in (torch.bfloat16, torch.float16)):
+        return None
+    if (x.device, x.dtype) not in _silu_tables and torch.cuda.is_current_stream_capturing():
+        return None  # building the table inside a CUDA graph capture would tie it to the graph's memory
+    return silu_table(x.device, x.dtype)
 
 
 def _channel_norm(x: torch.Tensor) -> torch.Tensor:
@@ -142,7 +158,7 @@ torch.library.define(
 def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
     check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
-        prologue = NormPrologue(_channel_norm(x), gamma, float(scale), silu)
+        prologue = NormPrologue(_channel_norm(x), gamma, float(scale), silu, _cuda_silu_table(x, silu))
         strides = _out_strides(x, cache, padding, channels_last)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
