@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | conv-layout | ops | decode-bf16 | decode-rest
+#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | conv-layout | silu-table | ops | decode-bf16 | decode-rest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests-ops|tests-decoder|sanitize|probe|conv-layout|ops|decode-bf16|decode-rest)
+  tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|conv-layout|ops|decode-bf16|decode-rest" >&2
+    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest" >&2
     exit 2 ;;
 esac
 
@@ -56,6 +56,12 @@ case "$1" in
       -k "cuda and (channels_last_convs or real_decoder_sizes)" -rfE --tb=short 2>&1 | tee "$out/pytest_conv_layout.log"
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
       --stock-conv-layout --out "$out/conv-layout"
+    ;;
+  silu-table)  # rms_norm_cat_pad_5d.SILU_BY_TABLE: its CUDA exactness tests, the kernel's timing, then decodes
+    run_parallel pytest_silu_table -k "silu_table or silu_by_table" tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
+    python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
+    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
+      --silu-table --out "$out/silu-table"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

@@ -1,5 +1,6 @@
 """The wanops CLI: each subcommand runs, exit codes, the --json schema."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -37,6 +38,31 @@ def test_bench_compile_rows(monkeypatch, tmp_path):
     rows = json.loads(path.read_text())["rows"]
     assert [row["variant"] for row in rows] == list(bench.VARIANTS)
     assert all(row["bit_exact"] for row in rows[1:])
+
+
+def test_bench_lever_variants(monkeypatch):
+    """The benchmark's lever rows: each right after wanops-eager, and each restores what it changed."""
+    import importlib
+
+    rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+    seen = []
+    original = bench.variant
+
+    @contextlib.contextmanager
+    def recording_variant(vae, name):
+        with original(vae, name):
+            seen.append((name, rms_norm.SILU_BY_TABLE, getattr(vae.decoder, "channels_last_convs", None)))
+            yield
+
+    monkeypatch.setattr(bench, "variant", recording_variant)
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
+                               repeat=1, stock_conv_layout=True, silu_table=True)
+    rows = bench.run_bench(config)["rows"]
+    assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
+    assert all(row["bit_exact"] for row in rows[1:])  # on CPU both levers keep the exact stock arithmetic
+    assert seen[1][1:] == (False, True)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, False, False) in seen and (bench.SILU_TABLE_VARIANT, True, True) in seen
+    assert rms_norm.SILU_BY_TABLE is False
 
 
 def test_bench_with_local_weights(tmp_path, capsys):

@@ -10,6 +10,7 @@ against ``diffusers-eager`` with ``torch.equal``.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import math
 import platform
@@ -33,6 +34,9 @@ logger = logging.getLogger(__name__)
 VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
 # wanops eager with OmniWanDecoder.channels_last_convs off: what the conv-layout lever gains.
 STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
+# wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE on (off by default in the package).
+SILU_TABLE_VARIANT = "wanops-eager-silu-table"
+LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, SILU_TABLE_VARIANT)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -50,6 +54,7 @@ class BenchConfig:
     repeat: int = 3
     batch: int = 1
     stock_conv_layout: bool = False
+    silu_table: bool = False
 
 
 @dataclass
@@ -116,6 +121,11 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
         torch_wanops.apply_to(vae)
         decoder.channels_last_convs = False
         stack.callback(delattr, decoder, "channels_last_convs")
+    elif name == SILU_TABLE_VARIANT:
+        torch_wanops.apply_to(vae)
+        rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")  # the package re-exports the op
+        stack.callback(setattr, rms_norm, "SILU_BY_TABLE", rms_norm.SILU_BY_TABLE)
+        rms_norm.SILU_BY_TABLE = True
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
@@ -159,9 +169,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
     vae = load_vae(config)
     z = make_latents(config, vae)
-    names = list(VARIANTS if config.compile else VARIANTS[:2])
-    if config.stock_conv_layout:
-        names.insert(2, STOCK_CONV_LAYOUT_VARIANT)
+    levers = [lever for wanted, lever in zip((config.stock_conv_layout, config.silu_table), LEVER_VARIANTS) if wanted]
+    names = [*VARIANTS[:2], *levers, *(VARIANTS[2:] if config.compile else ())]
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     for name in names:
@@ -231,7 +240,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
-    variants = [v for v in (*VARIANTS, STOCK_CONV_LAYOUT_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
+    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS) if any(r["variant"] == v for res in results for r in res["rows"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):
