@@ -1,8 +1,8 @@
 """Causal Conv3d input in one pass: zeros, cached frames, new frames, spatial zero border.
 
 Each program owns a BLOCK_C x BLOCK_W (channels x width) tile of one output line
-(batch, frame, row): the line's coordinates and its padding tests are scalars, and
-Triton coalesces each load and store along whichever of the two axes has stride 1
+(batch, frame, row): the line's coordinates and padding tests are computed once per
+program, and Triton coalesces each load and store along whichever of the two axes has stride 1
 in that tensor (width for NCDHW, channels for channels_last_3d), so the same kernel
 also transposes, e.g. NCDHW x into a channels-last output. All addressing goes
 through explicit strides: any input views and any dense output layout work.
