@@ -13,9 +13,10 @@ from conftest import (
     run_impl,
     skip_unless_free_gpu_memory,
 )
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from torch_wanops import _backend
 from torch_wanops.ops import cat_pad_5d
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -97,6 +98,17 @@ def build_case(case, device):
 def test_matches_cat_and_pad(device, impl, case):
     x, cache, padding, keep = build_case(case, device)
     assert_matches(x, cache, padding, keep, device, impl)
+
+
+@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@settings(max_examples=10)
+@given(case=cat_pad_cases())
+def test_one_line_per_program_under_interpreter(case):
+    """The GPU's launch (one line per program, LINES=1) run through the interpreter, which otherwise packs lines."""
+    x, cache, padding, keep = build_case(case, "cpu")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
+        assert_matches(x, cache, padding, keep, "cpu", "triton")
 
 
 @impl_params()
