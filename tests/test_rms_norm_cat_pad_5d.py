@@ -23,7 +23,7 @@ from conftest import (
     skip_unless_free_gpu_memory,
 )
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from test_cat_pad_5d import (
     DTYPES,
@@ -148,6 +148,16 @@ def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
     normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm)
     # The emulation's own layout says nothing about stock's.
     check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
+
+
+@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@settings(max_examples=8)
+@given(case=norm_cases())
+def test_kernel_one_line_per_program_under_interpreter(case):
+    """The GPU's launch (LINES=1) of the norm prologue, through the interpreter."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
+        test_kernel_under_interpreter_matches_cuda_arithmetic.hypothesis.inner_test(case)
 
 
 def launch_with_silu_table(x, gamma, scale, cache, padding, keep, channels_last):
