@@ -322,6 +322,8 @@ def test_channels_last_convs_is_a_no_op_off_cuda(arch, monkeypatch):
 def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
     """Only NCDHW latents and weights take the conv-layout lever (a channels-last decode was not exact on the H200)."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: x.dtype == torch.bfloat16)
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)  # the per-geometry check passes
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     stock, omni = pair(arch, torch.bfloat16)
     z = latents(arch, torch.bfloat16, "cpu", frames=2)
     z_cl = latents(arch, torch.bfloat16, "cpu", frames=2, channels_last=True)
@@ -332,11 +334,43 @@ def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
     assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_channels_last_convs_verify_each_geometry_once(arch, monkeypatch):
+    """The lever checks its first call per conv geometry against the stock layout and keeps it only if exact.
+
+    On CPU the lever is not exact (oneDNN adds the bias inside the conv), so forced on
+    here it must fall back everywhere and the decode still equal stock's bits; with the
+    check forced to pass it must take the lever, checking each geometry only once.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    stock, omni = pair(arch)
+    z = latents(arch, torch.float32, "cpu", frames=2)
+    assert_same_decode(stock, omni, z)
+    verdicts = decoder_module._channels_last_conv_verdicts
+    assert verdicts and not any(verdicts.values())
+    assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
+
+    checks = []
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: checks.append(1) or True)
+    with torch.no_grad():
+        omni.decode(z)
+    assert len(checks) == len(decoder_module._channels_last_conv_verdicts) > 0
+    assert len(conv_input_layouts(omni, z, monkeypatch)) < len(conv_input_layouts(stock, z, monkeypatch))
+    assert len(checks) == len(decoder_module._channels_last_conv_verdicts)  # no re-checks
+
+
 @cuda
 @pytest.mark.parametrize("arch", ARCHS + ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_channels_last_convs_on_cuda(arch, dtype):
-    """The conv-layout lever (on by default) gives stock's bits; fp32 keeps stock's layout."""
+def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
+    """The conv-layout lever (on by default) gives stock's bits; fp32 keeps stock's layout.
+
+    The per-geometry check makes the decode exact either way; in bf16 every geometry
+    must also have passed it, or the lever silently stopped paying.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     stock, omni = pair(arch, dtype, "cuda")
     omni.decoder.channels_last_convs = True
     if arch in ("wan2.1", "wan2.2"):
@@ -345,6 +379,11 @@ def test_channels_last_convs_on_cuda(arch, dtype):
     else:
         z = latents(arch, dtype, "cuda", batch=2)
     assert_same_decode(stock, omni, z)
+    verdicts = decoder_module._channels_last_conv_verdicts
+    if dtype == torch.bfloat16:
+        assert verdicts and all(verdicts.values()), {key: ok for key, ok in verdicts.items() if not ok}
+    else:
+        assert not verdicts
 
 
 @cuda

@@ -16,6 +16,7 @@ carrying hooks, runs its own stock ``forward``.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,47 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
     return x.is_cuda and x.dtype == torch.bfloat16
 
 
+logger = logging.getLogger(__name__)
+
+# Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
+# (cuDNN picks its algorithm by these, not by the values): checked on first use.
+_channels_last_conv_verdicts: dict[tuple, bool] = {}
+
+
+def _channels_last_conv(conv: nn.Module, padded: torch.Tensor) -> torch.Tensor:
+    """``conv(padded)`` from a channels-last ``padded``, returned NCDHW-contiguous as stock's is.
+
+    The first call per conv geometry also runs the stock-layout conv and keeps the lever
+    only if the two agree bit for bit; otherwise that geometry takes the stock layout
+    from then on. A call that cannot check (inside a CUDA graph capture, where
+    torch.equal would synchronise) takes the stock layout until one can.
+    """
+    def lever() -> torch.Tensor:
+        return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias)
+
+    def stock_layout() -> torch.Tensor:
+        return nn.Conv3d.forward(conv, padded.contiguous())
+
+    if torch.compiler.is_compiling():
+        # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
+        return lever()
+    cudnn = torch.backends.cudnn
+    key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.dilation, conv.groups, padded.dtype,
+           padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+    verdict = _channels_last_conv_verdicts.get(key)
+    if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
+        candidate, reference = lever(), stock_layout()
+        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
+        if not verdict:
+            logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
+        return candidate if verdict else reference
+    return lever() if verdict else stock_layout()
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(a, b)
+
+
 def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
     """x and the cache both contiguous, or both canonically channels_last_3d.
 
@@ -202,7 +244,7 @@ def norm_act_conv(
         feat_idx,
     )
     if channels_last:
-        return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias)
+        return _channels_last_conv(conv, padded)
     return nn.Conv3d.forward(conv, padded)
 
 
@@ -312,7 +354,8 @@ class OmniWanDecoder(WanDecoder3d):
     #: On CUDA in bf16, feed the residual blocks' and the head's convs channels_last_3d
     #: input and add the bias while transposing the output back: the layout cuDNN computes
     #: in, without its two transposes. Measured bit-identical to stock on the H200 (whole
-    #: decodes of both architectures); set False to keep stock's conv layout everywhere.
+    #: decodes of both architectures), and checked once per conv geometry at run time
+    #: (_channels_last_conv); set False to keep stock's conv layout everywhere.
     channels_last_convs: bool = True
 
     def forward(
