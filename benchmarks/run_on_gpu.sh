@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests-ops | tests-decoder | sanitize | probe | conv-layout | silu-table | ops | decode-bf16 | decode-rest
+#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize | probe | conv-layout | silu-table | ops | decode-bf16 | decode-rest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest)
+  tests|tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest" >&2
     exit 2 ;;
 esac
 
@@ -29,6 +29,11 @@ run_parallel() {  # run_parallel LOG_PREFIX PYTEST_ARGS... FILE...: files are th
 }
 
 case "$1" in
+  tests)  # tests-ops and tests-decoder at once: every CUDA test in one 10-minute slot
+    bash benchmarks/run_on_gpu.sh tests-ops &
+    bash benchmarks/run_on_gpu.sh tests-decoder &
+    wait
+    ;;
   tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
     run_parallel pytest_cuda -k cuda tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
       tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py
