@@ -134,57 +134,57 @@ def emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm):
     return y.to(x.dtype)
 
 
-@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
-@given(case=norm_cases())
-@example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
-def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
+def looked_up(table, values):
+    return table[values.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF]
+
+
+def check_kernel_against_emulation(case, by_table):
+    """Drive the kernel directly; SiLU computed, or (``by_table``) looked up in silu_table()."""
     cat_case, silu, channels_last, scale = case
     x, cache, padding, keep = build_case(cat_case, "cpu")
     x = x * 3
     gamma = random_tensor((x.shape[1], 1, 1, 1), x.dtype, "cpu", cat_case[-1] + 7)
     norm = _channel_norm(x)
+    table = silu_table("cpu", x.dtype) if by_table else None
+    prologue = NormPrologue(norm, gamma, scale, silu or by_table, table)
     strides = _out_strides(x, cache, padding, channels_last)
-    out, next_cache = launch_cat_pad_5d(x, cache, padding, keep, strides, NormPrologue(norm, gamma, scale, silu))
-    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu, norm)
+    out, next_cache = launch_cat_pad_5d(x, cache, padding, keep, strides, prologue)
+    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu and not by_table, norm)
+    if by_table:
+        normalized = looked_up(table, normalized)
     # The emulation's own layout says nothing about stock's.
     check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
 
 
-@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+needs_interpreter = pytest.mark.skipif(
+    not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1"
+)
+
+
+@needs_interpreter
+@given(case=norm_cases())
+@example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
+def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
+    check_kernel_against_emulation(case, by_table=False)
+
+
+@needs_interpreter
 @settings(max_examples=8)
 @given(case=norm_cases())
 def test_kernel_one_line_per_program_under_interpreter(case):
     """The GPU's launch (LINES=1) of the norm prologue, through the interpreter."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
-        test_kernel_under_interpreter_matches_cuda_arithmetic.hypothesis.inner_test(case)
+        check_kernel_against_emulation(case, by_table=False)
 
 
-def launch_with_silu_table(x, gamma, scale, cache, padding, keep, channels_last):
-    table = silu_table(x.device, x.dtype)
-    prologue = NormPrologue(_channel_norm(x), gamma, scale, True, table)
-    strides = _out_strides(x, cache, padding, channels_last)
-    return launch_cat_pad_5d(x, cache, padding, keep, strides, prologue), table
-
-
-def looked_up(table, values):
-    return table[values.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF]
-
-
-@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@needs_interpreter
 @given(case=norm_cases())
 @example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
 def test_silu_table_kernel_under_interpreter(case):
     """The kernel's table SiLU: the emulated norm, then the table entry of its bits."""
-    cat_case, _, channels_last, scale = case
-    x, cache, padding, keep = build_case(cat_case, "cpu")
-    assume(x.dtype != torch.float32)
-    x = x * 3
-    gamma = random_tensor((x.shape[1], 1, 1, 1), x.dtype, "cpu", cat_case[-1] + 7)
-    (out, next_cache), table = launch_with_silu_table(x, gamma, scale, cache, padding, keep, channels_last)
-    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, False, _channel_norm(x))
-    check_outputs(out, next_cache, looked_up(table, normalized), x, cache, padding, keep, channels_last,
-                  stock_layout=False)
+    assume(case[0][10] != torch.float32)
+    check_kernel_against_emulation(case, by_table=True)
 
 
 def test_silu_table_holds_silu_of_every_bit_pattern():

@@ -39,6 +39,8 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d
 from torch_wanops.ops._common import dense_strides, is_channels_last
 
+logger = logging.getLogger(__name__)
+
 FeatCache = list[Any] | None
 REP_MARKER = "Rep"
 
@@ -145,8 +147,6 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
     # fp32 convs did not (tiny models differ in the 4th digit): fp32 keeps stock's layout.
     return x.is_cuda and x.dtype == torch.bfloat16
 
-
-logger = logging.getLogger(__name__)
 
 # Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
 # (cuDNN picks its algorithm by these, not by the values): checked on first use.
