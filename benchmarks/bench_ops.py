@@ -72,6 +72,13 @@ def bench_row(label, op, reference, args, nbytes, copy_gbps):
     }
 
 
+def copy_bandwidth_gbps(dtype: torch.dtype, device: str) -> float:
+    """The device's copy bandwidth (bytes read + written per second / 1e9), measured with a 2**28-element copy_."""
+    src = torch.randn(2**28, device=device, dtype=dtype)
+    dst = torch.empty_like(src)
+    return 2 * src.numel() * src.element_size() / median_ms(lambda: dst.copy_(src)) / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
@@ -79,11 +86,7 @@ def main() -> None:
     args = parser.parse_args()
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     device = "cuda"
-    size = 2**28
-    src = torch.randn(size, device=device, dtype=dtype)
-    dst = torch.empty_like(src)
-    copy_gbps = 2 * src.numel() * src.element_size() / median_ms(lambda: dst.copy_(src)) / 1e6
-    del src, dst
+    copy_gbps = copy_bandwidth_gbps(dtype, device)
 
     rows = []
     for layout in ("contiguous", "channels_last"):

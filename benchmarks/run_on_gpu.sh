@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize | probe | conv-layout | silu-table | ops | decode-bf16 | decode-rest
+#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize | probe | levers | ops
+#   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|conv-layout|silu-table|ops|decode-bf16|decode-rest" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|decode" >&2
     exit 2 ;;
 esac
 
@@ -56,29 +57,18 @@ case "$1" in
     wait || true
     tail -n 20 "$out"/sanitizer_*.log
     ;;
-  conv-layout)  # OmniWanDecoder.channels_last_convs: bit-exactness on CUDA, then wanops with and without it
-    python3 -m pytest -q -p no:cacheprovider tests/test_bias_add_contiguous.py tests/test_decoder.py \
-      -k "cuda and (channels_last_convs or real_decoder_sizes)" -rfE --tb=short 2>&1 | tee "$out/pytest_conv_layout.log"
-    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --stock-conv-layout --out "$out/conv-layout"
-    ;;
-  silu-table)  # rms_norm_cat_pad_5d.SILU_BY_TABLE: its CUDA exactness tests, the kernel's timing, then decodes
-    run_parallel pytest_silu_table -k "silu_table or silu_by_table" tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
+  levers)  # the levers' CUDA exactness tests, the norm kernel's variants, then decodes with each lever off
+    run_parallel pytest_levers -k "cuda and (channels_last_convs or silu)" \
+      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
     python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --silu-table --out "$out/silu-table"
+      --stock-conv-layout --computed-silu --out "$out/levers"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"
     ;;
-  decode-bf16)  # the headline: both models, bf16, 480x832, eager and compiled
-    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 \
-      --compile-cases bf16:480x832 --out "$out"
-    ;;
-  decode-rest)  # the rest of the matrix, eager only
-    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 fp32 --sizes 720x1280 \
-      --compile-cases --out "$out"
-    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes fp32 --sizes 480x832 \
-      --compile-cases --out "$out"
+  decode)  # decode DTYPE SIZE: both models, stock and wanops, eager and compiled (one cell of the matrix)
+    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes "${2:?decode needs DTYPE SIZE}" --sizes "${3:?decode needs DTYPE SIZE}" \
+      --compile-cases "$2:$3" --out "$out"
     ;;
 esac

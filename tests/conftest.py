@@ -27,6 +27,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpu" if torch.cuda.is_available() else "ci"))
 
 HAS_CUDA = torch.cuda.is_available()
+# The dtypes the Triton kernels take; parametrize with ids=str so `-k bfloat16` selects by dtype.
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 def cuda(test):
     """Mark a test as needing CUDA (``-m cuda`` selects them); skipped without a GPU."""

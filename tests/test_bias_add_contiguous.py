@@ -3,6 +3,7 @@
 import pytest
 import torch
 from conftest import (
+    DTYPES,
     HAS_CUDA,
     LAYOUTS,
     cuda,
@@ -17,7 +18,6 @@ from hypothesis import strategies as st
 
 from torch_wanops.ops import bias_add_contiguous
 
-DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 def assert_matches(x, bias, impl):
@@ -100,7 +100,7 @@ REAL_SHAPES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (384, 
 
 
 @cuda
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
 def test_real_decoder_sizes_on_cuda(dtype, shape):
     x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)

@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import (
+    DTYPES,
     HAS_CUDA,
     LAYOUTS,
     cuda,
@@ -19,7 +20,6 @@ from hypothesis import strategies as st
 from torch_wanops import _backend
 from torch_wanops.ops import cat_pad_5d
 
-DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 def expected_outputs(x, cache, padding, keep):
@@ -112,7 +112,7 @@ def test_one_line_per_program_under_interpreter(case):
 
 
 @impl_params()
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int32])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32], ids=str)
 def test_other_dtypes_take_reference(device, impl, dtype):
     x = torch.arange(2 * 3 * 2 * 4 * 5, device=device).reshape(2, 3, 2, 4, 5).to(dtype)
     cache = (x[:, :, :1] * 2).contiguous()
@@ -267,7 +267,7 @@ REAL_SHAPES = [
 
 
 @cuda
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
 def test_real_decoder_sizes_on_cuda(dtype, layout, shape):

@@ -56,13 +56,13 @@ def test_bench_lever_variants(monkeypatch):
 
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
-                               repeat=1, stock_conv_layout=True, silu_table=True)
+                               repeat=1, stock_conv_layout=True, computed_silu=True)
     rows = bench.run_bench(config)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU both levers keep the exact stock arithmetic
-    assert seen[1][1:] == (False, True)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, False, False) in seen and (bench.SILU_TABLE_VARIANT, True, True) in seen
-    assert rms_norm.SILU_BY_TABLE is False
+    assert seen[1][1:] == (True, True)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False) in seen and (bench.COMPUTED_SILU_VARIANT, False, True) in seen
+    assert rms_norm.SILU_BY_TABLE is True
 
 
 def test_bench_with_local_weights(tmp_path, capsys):

@@ -2,14 +2,13 @@
 
 import pytest
 import torch
-from conftest import HAS_CUDA, cuda, impl_params, make_layout, random_tensor, run_impl, skip_unless_free_gpu_memory
+from conftest import DTYPES, HAS_CUDA, cuda, impl_params, make_layout, random_tensor, run_impl, skip_unless_free_gpu_memory
 from diffusers.models.autoencoders.autoencoder_kl_wan import DupUp3D
 from hypothesis import given
 from hypothesis import strategies as st
 
 from torch_wanops.ops import dup_up3d_add
 
-DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 def stock(main, source, out_channels, factor_t, factor_s, drop_first):
@@ -175,7 +174,7 @@ REAL_SHAPES = [
 
 
 @cuda
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])
 @pytest.mark.parametrize("drop_first", [False, True])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)

@@ -94,12 +94,25 @@ def test_kernels_launch_on_the_tensors_device():
     x = torch.randn(1, 64, 2, 60, 104, device="cuda:1", dtype=torch.bfloat16)
     source = torch.randn(1, 64, 1, 30, 52, device="cuda:1", dtype=torch.bfloat16)
     main = torch.randn(1, 64, 1, 60, 104, device="cuda:1", dtype=torch.bfloat16)
-    with torch.cuda.device(0):
+    gamma = torch.randn(64, 1, 1, 1, device="cuda:1", dtype=torch.bfloat16)
+    bias = torch.randn(64, device="cuda:1", dtype=torch.bfloat16)
+    stock, omni = pair("wan2.1-tiny", device="cuda:1")
+    z = latents("wan2.1-tiny", torch.float32, "cuda:1", frames=2)
+    with torch.cuda.device(0):  # cuda:0 current: every launch must still land on cuda:1
         padded, kept = cat_pad_5d(x, None, (1, 1, 1, 1, 2, 0), 2)
         summed = dup_up3d_add(main, source, 2, 2, 8, True)
-    assert padded.device == x.device and summed.device == main.device
+        normed, _ = rms_norm_cat_pad_5d(x, gamma, 64**0.5, True, None, (1, 1, 1, 1, 2, 0), 2, True)
+        biased = bias_add_contiguous(main.contiguous(memory_format=torch.channels_last_3d), bias)
+        assert_same_decode(stock, omni, z)
+        assert_same_decode(stock.to(torch.bfloat16), omni.to(torch.bfloat16), z.to(torch.bfloat16))
+    for tensor in (padded, kept, summed, normed, biased):
+        assert tensor.device == x.device
     assert torch.equal(padded, cat_pad_5d_reference(x, None, (1, 1, 1, 1, 2, 0)))
     assert torch.equal(summed, dup_up3d_add_reference(main, source, 2, 2, 8, True))
+    with torch_wanops.reference_kernels():
+        expected, _ = rms_norm_cat_pad_5d(x, gamma, 64**0.5, True, None, (1, 1, 1, 1, 2, 0), 2, True)
+    assert torch.equal(normed, expected)
+    assert torch.equal(biased, bias_add_contiguous_reference(main, bias))
 
 
 @cuda

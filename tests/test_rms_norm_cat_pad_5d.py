@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from conftest import (
+    DTYPES,
     HAS_CUDA,
     IMPLEMENTATIONS,
     cuda,
@@ -26,7 +27,6 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from test_cat_pad_5d import (
-    DTYPES,
     REAL_SHAPES,
     assert_compiled_conv_input_matches,
     build_case,
@@ -208,9 +208,10 @@ def test_silu_table_holds_silu_of_every_bit_pattern():
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
-def test_silu_table_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape, monkeypatch):
-    """On CUDA the table is ATen's own SiLU, so the op with SILU_BY_TABLE must give stock's bits."""
-    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
+def test_computed_silu_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape, monkeypatch):
+    """SILU_BY_TABLE off: the kernel computes SiLU as ATen does (division, libdevice expf), same bits."""
+    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", False)
+    rms_module._silu_tables.clear()
     channels, frames, height, width, cache_frames, padding = shape
     x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
     cache = random_tensor((1, channels, cache_frames, height, width), dtype, "cuda", 1) if cache_frames else None
@@ -218,24 +219,25 @@ def test_silu_table_at_real_decoder_sizes_on_cuda(dtype, channels_last, shape, m
     with torch.no_grad():
         normalized = nn.SiLU()(norm(x))
         out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
-    assert (x.device, dtype) in rms_module._silu_tables
+    assert not rms_module._silu_tables
     check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
 
 
 def test_silu_by_table_is_cuda_16_bit_only(monkeypatch):
     x = torch.randn(1, 2, 1, 2, 2, dtype=torch.bfloat16)
-    assert rms_module._cuda_silu_table(x, True) is None  # off by default
-    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
+    assert rms_module.SILU_BY_TABLE  # on by default
     assert rms_module._cuda_silu_table(x, True) is None  # CPU: ATen's CPU SiLU is not one function per value
     if HAS_CUDA:
         assert rms_module._cuda_silu_table(x.cuda(), False) is None
         assert rms_module._cuda_silu_table(x.cuda().float(), True) is None
         assert rms_module._cuda_silu_table(x.cuda(), True) is silu_table("cuda", torch.bfloat16)
+        monkeypatch.setattr(rms_module, "SILU_BY_TABLE", False)
+        assert rms_module._cuda_silu_table(x.cuda(), True) is None
 
 
 @cuda
-def test_silu_table_special_values_on_cuda(monkeypatch):
-    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", True)
+def test_computed_silu_special_values_on_cuda(monkeypatch):
+    monkeypatch.setattr(rms_module, "SILU_BY_TABLE", False)
     for dtype in (torch.bfloat16, torch.float16):
         x = special_input(dtype, "cuda")
         norm = stock_norm(4, dtype, "cuda", 3)
@@ -258,7 +260,7 @@ def special_input(dtype, device):
 
 
 @op_impl_params
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_special_values(device, impl, dtype):
     x = special_input(dtype, device)
     norm = stock_norm(4, dtype, device, 3)
@@ -349,7 +351,7 @@ def test_invalid_arguments_name_the_argument(call, error, message):
 
 
 @cuda
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
@@ -361,9 +363,11 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):
         buffer = random_tensor((1, channels, cache_frames, height + 2, width + 2), dtype, "cuda", 1)
         cache = make_layout(buffer, layout)[:, :, :, 1:-1, 1:-1]
     norm = stock_norm(channels, dtype, "cuda", 2)
+    rms_module._silu_tables.clear()
     with torch.no_grad():
         normalized = nn.SiLU()(norm(x))
         out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
+    assert bool(rms_module._silu_tables) == (dtype != torch.float32)  # 16-bit SiLU by table, the default
     check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
 
 

@@ -101,9 +101,9 @@ def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_ca
 
 
 _silu_tables: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
-# Look SiLU up in silu_table() on CUDA (bf16/fp16) instead of computing it. Off until its
-# CUDA tests and timing have run on the GPU (test_silu_table_*, inspect_cat_pad_kernel.py).
-SILU_BY_TABLE = False
+# Look SiLU up in silu_table() on CUDA (bf16/fp16) instead of computing it: exact by
+# construction and ~20% off the fused norm kernel on the H200 (benchmarks/results/levers.md).
+SILU_BY_TABLE = True
 
 
 def silu_table(device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
