@@ -2,8 +2,10 @@
 
     python benchmarks/profile_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
-Prints, per variant, the total kernel time and the top kernels (time, calls, share);
-writes the same to profile_<model>_<dtype>_<variant>.txt under --out.
+Prints, per variant, the total kernel time and the top kernels (time, calls, share), then
+the top ATen ops by the kernel time they launched, per input shapes (which op a generic
+kernel such as ``elementwise_kernel`` serves); writes the same to
+profile_<model>_<dtype>_<variant>.txt under --out.
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ def kernel_table(prof: torch.profiler.profile, top: int) -> tuple[float, list[st
     return total, lines
 
 
+def op_table(prof: torch.profiler.profile, top: int) -> list[str]:
+    """The ops (grouped with their input shapes) whose own kernels took the most device time."""
+    def self_device_s(event) -> float:
+        # torch >= 2.4 calls it device time; older releases cuda time.
+        return getattr(event, "self_device_time_total", getattr(event, "self_cuda_time_total", 0)) / 1e6
+
+    events = [e for e in prof.key_averages(group_by_input_shape=True) if self_device_s(e) > 0]
+    lines = ["", "ATen ops by the kernel time they launched (self), with input shapes:"]
+    for event in sorted(events, key=self_device_s, reverse=True)[:top]:
+        shapes = str(event.input_shapes)[:110]
+        lines.append(f"{self_device_s(event):8.4f} s {event.count:6d} calls  {event.key}  {shapes}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="wan2.1")
@@ -60,11 +76,13 @@ def main() -> None:
         with torch.no_grad():
             vae.decode(z)  # warm-up: cuDNN autotuning, Triton compilation
             torch.cuda.synchronize()
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
                 vae.decode(z)
                 torch.cuda.synchronize()
         torch_wanops.restore(vae)
         _, lines = kernel_table(prof, args.top)
+        lines += op_table(prof, args.top)
         text = "\n".join([f"# {args.model} {args.dtype} {args.size}x{args.frames} {variant}", *lines]) + "\n"
         print(text, flush=True)
         path = os.path.join(args.out, f"profile_{args.model}_{args.dtype}_{variant}.txt")
