@@ -45,24 +45,29 @@ def test_bench_lever_variants(monkeypatch):
     import importlib
 
     rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+    decoder_module = importlib.import_module("torch_wanops.decoder")
     seen = []
     original = bench.variant
 
     @contextlib.contextmanager
     def recording_variant(vae, name):
         with original(vae, name):
-            seen.append((name, rms_norm.SILU_BY_TABLE, getattr(vae.decoder, "channels_last_convs", None)))
+            seen.append((name, rms_norm.SILU_BY_TABLE, getattr(vae.decoder, "channels_last_convs", None),
+                         decoder_module.FRAME_MAJOR_NORM_INPUTS))
             yield
 
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
-                               repeat=1, stock_conv_layout=True, computed_silu=True)
+                               repeat=1, stock_conv_layout=True, computed_silu=True,
+                               frame_major_norms=True)
     rows = bench.run_bench(config)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU both levers keep the exact stock arithmetic
-    assert seen[1][1:] == (True, True)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False) in seen and (bench.COMPUTED_SILU_VARIANT, False, True) in seen
-    assert rms_norm.SILU_BY_TABLE is True
+    assert seen[1][1:] == (True, True, False)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, False) in seen
+    assert (bench.COMPUTED_SILU_VARIANT, False, True, False) in seen
+    assert (bench.FRAME_MAJOR_VARIANT, True, True, True) in seen
+    assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is False
 
 
 def test_bench_with_local_weights(tmp_path, capsys):

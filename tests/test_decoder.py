@@ -7,12 +7,18 @@ import pytest
 import torch
 from conftest import HAS_KERNELS, KERNEL_DEVICE, cuda, run_impl
 from diffusers import AutoencoderKLWan
-from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d, WanDecoder3d, WanResidualBlock
+from diffusers.models.autoencoders.autoencoder_kl_wan import (
+    WanCausalConv3d,
+    WanDecoder3d,
+    WanResidualBlock,
+    WanRMS_norm,
+)
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_wanops
 from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import build_vae, latent_channels, latent_shape
+from torch_wanops.ops._common import dense_strides
 
 ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
 # Decoder tests run through the Triton kernels where this machine can (interpreter on
@@ -386,14 +392,58 @@ def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
         assert not verdicts
 
 
+def is_frame_major(x: torch.Tensor) -> bool:
+    """Stored (B, T, C, H, W), as stock's resample leaves its output, and not also contiguous."""
+    return x.dim() == 5 and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0)) and not x.is_contiguous()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
+    """With FRAME_MAJOR_NORM_INPUTS the upsamplers' frame-major outputs reach the fused norm, exactly.
+
+    On CPU the lever's per-geometry check fails (oneDNN), so the convs fall back to
+    stock's layout and the decode must equal stock's bits either way.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    stock, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    fused_op, stock_forward = decoder_module.rms_norm_cat_pad_5d, WanRMS_norm.forward
+    counts = {}
+    for flag in (False, True):
+        fused, modules = [], []  # frame-major x seen by the fused op / by WanRMS_norm.forward (both models)
+        monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", flag)
+        monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
+                            lambda x, *args: fused.append(is_frame_major(x)) or fused_op(x, *args))
+        monkeypatch.setattr(WanRMS_norm, "forward",
+                            lambda self, x: modules.append(is_frame_major(x)) or stock_forward(self, x))
+        assert_same_decode(stock, omni, z)
+        counts[flag] = sum(fused), sum(modules)
+    (fused_off, modules_off), (fused_on, modules_on) = counts[False], counts[True]
+    assert fused_off == 0 and fused_on > 0
+    assert modules_off - modules_on == fused_on  # omni's frame-major norms moved from the module to the op
+
+
 @cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
-def test_computed_silu_decodes_bit_exact_on_cuda(arch, monkeypatch):
-    """The fused norm computing SiLU (rms_norm_cat_pad_5d.SILU_BY_TABLE off) instead of looking it up."""
-    monkeypatch.setattr(importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d"), "SILU_BY_TABLE", False)
+@pytest.mark.parametrize(
+    "module,switch,value",
+    [
+        ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
+        ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", True),
+    ],
+    ids=["computed-silu", "frame-major-norm-inputs"],
+)
+def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
+    """The fused norm computing SiLU instead of looking it up; the frame-major norm inputs fused."""
+    monkeypatch.setattr(importlib.import_module(module), switch, value)
+    fused_op, frame_major_inputs = decoder_module.rms_norm_cat_pad_5d, []
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
+                        lambda x, *args: frame_major_inputs.append(is_frame_major(x)) or fused_op(x, *args))
     stock, omni = pair(arch, torch.bfloat16, "cuda")
     z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
     assert_same_decode(stock, omni, z.to(device="cuda", dtype=torch.bfloat16))
+    assert any(frame_major_inputs) == (switch == "FRAME_MAJOR_NORM_INPUTS")
 
 
 def test_hooked_children_keep_their_hooks():

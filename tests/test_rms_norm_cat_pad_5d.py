@@ -352,7 +352,7 @@ def test_invalid_arguments_name_the_argument(call, error, message):
 
 @cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])  # permuted: resample outputs
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
 def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):

@@ -36,7 +36,9 @@ VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-com
 STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 # wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE off: what looking SiLU up gains.
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
-LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT)
+# wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS on (off by default until measured exact on the GPU).
+FRAME_MAJOR_VARIANT = "wanops-eager-frame-major-norms"
+LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT, FRAME_MAJOR_VARIANT)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -55,6 +57,7 @@ class BenchConfig:
     batch: int = 1
     stock_conv_layout: bool = False
     computed_silu: bool = False
+    frame_major_norms: bool = False
 
 
 @dataclass
@@ -126,6 +129,11 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
         rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")  # the package re-exports the op
         stack.callback(setattr, rms_norm, "SILU_BY_TABLE", rms_norm.SILU_BY_TABLE)
         rms_norm.SILU_BY_TABLE = False
+    elif name == FRAME_MAJOR_VARIANT:
+        torch_wanops.apply_to(vae)
+        decoder_module = importlib.import_module("torch_wanops.decoder")
+        stack.callback(setattr, decoder_module, "FRAME_MAJOR_NORM_INPUTS", decoder_module.FRAME_MAJOR_NORM_INPUTS)
+        decoder_module.FRAME_MAJOR_NORM_INPUTS = True
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
@@ -169,7 +177,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
     vae = load_vae(config)
     z = make_latents(config, vae)
-    levers = [lever for wanted, lever in zip((config.stock_conv_layout, config.computed_silu), LEVER_VARIANTS) if wanted]
+    levers = [lever for wanted, lever in zip((config.stock_conv_layout, config.computed_silu, config.frame_major_norms), LEVER_VARIANTS) if wanted]
     names = [*VARIANTS[:2], *levers, *(VARIANTS[2:] if config.compile else ())]
     rows: list[Row] = []
     reference: torch.Tensor | None = None

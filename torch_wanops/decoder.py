@@ -148,6 +148,23 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
     return x.is_cuda and x.dtype == torch.bfloat16
 
 
+# The first residual block after each upsampler gets the resample's output as stock's
+# permute leaves it: frame-major, (B, T, C, H, W) in memory. With this on, its first norm
+# takes the fused norm and the channels-last conv like every contiguous input, instead of
+# the stock modules' chain of fp32 passes over the largest activations of the decoder.
+# Exact by construction (the channel norm is ATen's reduction of the same x.float() stock
+# reduces; the kernel reads x through its strides; the conv is checked per geometry), but
+# off until whole decodes have been compared with stock on the GPU.
+FRAME_MAJOR_NORM_INPUTS = False
+
+
+def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
+    """x in a layout the conv-layout lever takes: contiguous, or frame-major (FRAME_MAJOR_NORM_INPUTS)."""
+    if _dense_layout(x) == torch.contiguous_format:
+        return True
+    return FRAME_MAJOR_NORM_INPUTS and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
+
+
 # Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
 # (cuDNN picks its algorithm by these, not by the values): checked on first use.
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
@@ -211,17 +228,18 @@ def norm_act_conv(
 ) -> torch.Tensor:
     """``conv(dropout(activation(norm(x))))`` with its cache step; norm, SiLU and padding in one op.
 
-    With ``channels_last_convs`` (CUDA, a conv with a bias, x contiguous) the conv
-    input is written channels_last_3d and the conv runs without its bias, which
-    ``bias_add_contiguous`` adds while transposing back: the layout cuDNN computes
-    in, without its two transposes (see OmniWanDecoder.channels_last_convs).
+    With ``channels_last_convs`` (CUDA, a conv with a bias, x contiguous or, with
+    FRAME_MAJOR_NORM_INPUTS, frame-major) the conv input is written channels_last_3d
+    and the conv runs without its bias, which ``bias_add_contiguous`` adds while
+    transposing back: the layout cuDNN computes in, without its two transposes (see
+    OmniWanDecoder.channels_last_convs).
     """
     channels_last = (
         channels_last_convs
         and _channels_last_convs_supported(x)
         and getattr(conv, "bias", None) is not None
         and conv.weight.is_contiguous()  # channels-last weights: see decode_chunk
-        and _dense_layout(x) == torch.contiguous_format
+        and _channels_last_conv_input_ok(x)
     )
     slot = None if feat_cache is None else feat_cache[feat_idx[0]]
     if not (
