@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize | probe | levers | ops
+#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers | ops
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,10 +49,15 @@ case "$1" in
     python3 benchmarks/profile_decode.py --out "$out"
     ;;
   sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
-    for tool in memcheck racecheck; do
+    files=(tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py)
+    selection="real_decoder_sizes and bfloat16"
+    # What the tools will run, per test function: every op must appear.
+    python3 -m pytest -q -p no:cacheprovider --collect-only "${files[@]}" -k "$selection" \
+      | sed -n 's/\[.*//p' | sort | uniq -c | tee "$out/sanitizer_selection.log"
+    # racecheck took ~5 s per real-size test on the H200: `sanitize racecheck` alone if both do not fit a slot.
+    for tool in ${2:-memcheck racecheck}; do
       compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-        tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py \
-        -k "real_decoder_sizes and bfloat16" > "$out/sanitizer_$tool.log" 2>&1 &
+        "${files[@]}" -k "$selection" > "$out/sanitizer_$tool.log" 2>&1 &
     done
     wait || true
     tail -n 20 "$out"/sanitizer_*.log

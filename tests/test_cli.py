@@ -116,6 +116,19 @@ def test_info_lists_implementations(capsys):
     assert "fp64: reference" in out
 
 
+def test_info_shows_the_lever_switches(capsys, monkeypatch):
+    from torch_wanops import decoder
+
+    cli.main(["--device", "cpu", "info"])
+    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = False" in capsys.readouterr().out
+    monkeypatch.setattr(decoder, "FRAME_MAJOR_NORM_INPUTS", True)
+    cli.main(["--device", "cpu", "info"])
+    out = capsys.readouterr().out
+    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = True" in out
+    assert "torch_wanops.decoder.OmniWanDecoder.channels_last_convs = True" in out
+    assert "torch_wanops.ops.rms_norm_cat_pad_5d.SILU_BY_TABLE = True" in out
+
+
 def test_console_entry_points_run():
     done = subprocess.run([sys.executable, "-m", "torch_wanops", "--device", "cpu", "info"], capture_output=True,
                           text=True, timeout=300)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import logging
@@ -17,6 +18,13 @@ from torch_wanops.configs import CONFIGS
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
 OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous")
+
+# The switches of the lossless levers (`wanops info` shows them): module, attribute, where it applies.
+LEVERS = (
+    ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16"),
+    ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16, with channels_last_convs"),
+)
 
 logger = logging.getLogger("torch_wanops.cli")
 
@@ -107,6 +115,10 @@ def _info(args: argparse.Namespace) -> int:
         for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
             name = _backend.implementation_name(args.device, dtype, kernels, interpretable)
             print(f"    {args.device} {dtype_name}: {name}")
+    print("lossless levers (switches):")
+    for module, path, scope in LEVERS:
+        value = functools.reduce(getattr, path.split("."), importlib.import_module(module))
+        print(f"    {module}.{path} = {value} ({scope})")
     return 0
 
 
