@@ -177,7 +177,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
     vae = load_vae(config)
     z = make_latents(config, vae)
-    levers = [lever for wanted, lever in zip((config.stock_conv_layout, config.computed_silu, config.frame_major_norms), LEVER_VARIANTS) if wanted]
+    wanted = (config.stock_conv_layout, config.computed_silu, config.frame_major_norms)
+    levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
     names = [*VARIANTS[:2], *levers, *(VARIANTS[2:] if config.compile else ())]
     rows: list[Row] = []
     reference: torch.Tensor | None = None
