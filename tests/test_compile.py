@@ -6,6 +6,7 @@ import threading
 
 import pytest
 import torch
+from test_decoder import is_frame_major
 from torch._dynamo.utils import counters
 
 import torch_wanops
@@ -192,31 +193,41 @@ def _compile_small_decoder(arch):
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
 
 
-def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch):
+@pytest.mark.parametrize("frame_major_norm_inputs", [False, True])
+def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA bf16 only), compiled output
-    must match the same decoder's eager output.
+    must match the same decoder's eager output; so with the upsamplers' frame-major
+    outputs taking it too (FRAME_MAJOR_NORM_INPUTS).
     """
     from torch_wanops import decoder as decoder_module
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
+    rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
 
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
-    calls = []
+    monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", frame_major_norm_inputs)
+    calls, frame_major = [], []
     check = bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args", lambda *args: calls.append(1) or check(*args))
+    check_norm = rms_module.check_rms_norm_cat_pad_5d_args
+    monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
+                        lambda x, *args: frame_major.append(is_frame_major(x)) or check_norm(x, *args))
     torch._dynamo.reset()
     counters.clear()
     vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
     z = torch.randn(1, latent_channels("wan2.1-tiny"), 2, 4, 6, generator=torch.Generator().manual_seed(0))
     eager = _decode(vae, z)
     assert calls, "the lever did not run in eager"
+    assert any(frame_major) == frame_major_norm_inputs
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
     calls.clear()
+    frame_major.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
+    assert any(frame_major) == frame_major_norm_inputs
     assert (got - eager).abs().max().item() <= FP32_TOLERANCE
     assert counters["stats"]["unique_graphs"] == 2
     assert not counters["graph_break"]
