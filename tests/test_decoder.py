@@ -397,6 +397,14 @@ def is_frame_major(x: torch.Tensor) -> bool:
     return x.dim() == 5 and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0)) and not x.is_contiguous()
 
 
+def record_fused_norm_inputs(monkeypatch) -> list[bool]:
+    """From now on, whether each x the decoder hands to rms_norm_cat_pad_5d is frame-major."""
+    fused_op, frame_major = decoder_module.rms_norm_cat_pad_5d, []
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
+                        lambda x, *args: frame_major.append(is_frame_major(x)) or fused_op(x, *args))
+    return frame_major
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
     """With FRAME_MAJOR_NORM_INPUTS the upsamplers' frame-major outputs reach the fused norm, exactly.
@@ -408,15 +416,16 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     stock, omni = pair(arch, torch.bfloat16)
     z = latents(arch, torch.bfloat16, "cpu", frames=3)
-    fused_op, stock_forward = decoder_module.rms_norm_cat_pad_5d, WanRMS_norm.forward
+    fused = record_fused_norm_inputs(monkeypatch)
+    modules = []  # whether each x WanRMS_norm.forward sees (both models) is frame-major
+    stock_forward = WanRMS_norm.forward
+    monkeypatch.setattr(WanRMS_norm, "forward",
+                        lambda self, x: modules.append(is_frame_major(x)) or stock_forward(self, x))
     counts = {}
     for flag in (False, True):
-        fused, modules = [], []  # frame-major x seen by the fused op / by WanRMS_norm.forward (both models)
         monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", flag)
-        monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
-                            lambda x, *args: fused.append(is_frame_major(x)) or fused_op(x, *args))
-        monkeypatch.setattr(WanRMS_norm, "forward",
-                            lambda self, x: modules.append(is_frame_major(x)) or stock_forward(self, x))
+        fused.clear()
+        modules.clear()
         assert_same_decode(stock, omni, z)
         counts[flag] = sum(fused), sum(modules)
     (fused_off, modules_off), (fused_on, modules_on) = counts[False], counts[True]
@@ -437,9 +446,7 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norm inputs fused."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
-    fused_op, frame_major_inputs = decoder_module.rms_norm_cat_pad_5d, []
-    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
-                        lambda x, *args: frame_major_inputs.append(is_frame_major(x)) or fused_op(x, *args))
+    frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")
     z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
     assert_same_decode(stock, omni, z.to(device="cuda", dtype=torch.bfloat16))

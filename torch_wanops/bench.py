@@ -111,6 +111,13 @@ def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
     return z.contiguous(memory_format=torch.channels_last_3d) if config.channels_last else z
 
 
+def _switch(stack: contextlib.ExitStack, module_name: str, attribute: str, value: bool) -> None:
+    """Set a module-level lever switch until ``stack`` closes."""
+    module = importlib.import_module(module_name)  # by name: the ops package re-exports functions over module names
+    stack.callback(setattr, module, attribute, getattr(module, attribute))
+    setattr(module, attribute, value)
+
+
 @contextlib.contextmanager
 def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     """Put ``vae`` in the state of one variant for the duration of the block."""
@@ -126,14 +133,10 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
         stack.callback(delattr, decoder, "channels_last_convs")
     elif name == COMPUTED_SILU_VARIANT:
         torch_wanops.apply_to(vae)
-        rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")  # the package re-exports the op
-        stack.callback(setattr, rms_norm, "SILU_BY_TABLE", rms_norm.SILU_BY_TABLE)
-        rms_norm.SILU_BY_TABLE = False
+        _switch(stack, "torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False)
     elif name == FRAME_MAJOR_VARIANT:
         torch_wanops.apply_to(vae)
-        decoder_module = importlib.import_module("torch_wanops.decoder")
-        stack.callback(setattr, decoder_module, "FRAME_MAJOR_NORM_INPUTS", decoder_module.FRAME_MAJOR_NORM_INPUTS)
-        decoder_module.FRAME_MAJOR_NORM_INPUTS = True
+        _switch(stack, "torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", True)
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
