@@ -54,13 +54,15 @@ case "$1" in
     # What the tools will run, per test function: every op must appear.
     python3 -m pytest -q -p no:cacheprovider --collect-only "${files[@]}" -k "$selection" \
       | sed -n 's/\[.*//p' | sort | uniq -c | tee "$out/sanitizer_selection.log"
-    # racecheck took ~5 s per real-size test on the H200: `sanitize racecheck` alone if both do not fit a slot.
+    # racecheck takes ~5 s per real-size test: one process per (tool, file), all at once.
     for tool in ${2:-memcheck racecheck}; do
-      compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-        "${files[@]}" -k "$selection" > "$out/sanitizer_$tool.log" 2>&1 &
+      for file in "${files[@]}"; do
+        compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
+          "$file" -k "$selection" > "$out/sanitizer_${tool}_$(basename "$file" .py).log" 2>&1 &
+      done
     done
     wait || true
-    tail -n 20 "$out"/sanitizer_*.log
+    tail -n 3 "$out"/sanitizer_*.log
     ;;
   levers)  # the levers' CUDA exactness tests, the norm kernel's variants, then decodes with each lever toggled
     run_parallel pytest_levers -k "cuda and (channels_last_convs or silu or switches or permuted)" \
