@@ -69,7 +69,7 @@ case "$1" in
       tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
     python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --stock-conv-layout --computed-silu --frame-major-norms --out "$out/levers"
+      --stock-conv-layout --computed-silu --stock-norm-inputs --out "$out/levers"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

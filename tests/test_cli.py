@@ -59,15 +59,15 @@ def test_bench_lever_variants(monkeypatch):
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
                                repeat=1, stock_conv_layout=True, computed_silu=True,
-                               frame_major_norms=True)
+                               stock_norm_inputs=True)
     rows = bench.run_bench(config)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU both levers keep the exact stock arithmetic
-    assert seen[1][1:] == (True, True, False)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, False) in seen
-    assert (bench.COMPUTED_SILU_VARIANT, False, True, False) in seen
-    assert (bench.FRAME_MAJOR_VARIANT, True, True, True) in seen
-    assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is False
+    assert seen[1][1:] == (True, True, True)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True) in seen
+    assert (bench.COMPUTED_SILU_VARIANT, False, True, True) in seen
+    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False) in seen
+    assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is True
 
 
 def test_bench_with_local_weights(tmp_path, capsys):
@@ -120,11 +120,11 @@ def test_info_shows_the_lever_switches(capsys, monkeypatch):
     from torch_wanops import decoder
 
     cli.main(["--device", "cpu", "info"])
-    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = False" in capsys.readouterr().out
-    monkeypatch.setattr(decoder, "FRAME_MAJOR_NORM_INPUTS", True)
+    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = True" in capsys.readouterr().out
+    monkeypatch.setattr(decoder, "FRAME_MAJOR_NORM_INPUTS", False)
     cli.main(["--device", "cpu", "info"])
     out = capsys.readouterr().out
-    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = True" in out
+    assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = False" in out
     assert "torch_wanops.decoder.OmniWanDecoder.channels_last_convs = True" in out
     assert "torch_wanops.ops.rms_norm_cat_pad_5d.SILU_BY_TABLE = True" in out
 

@@ -153,9 +153,9 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
 # takes the fused norm and the channels-last conv like every contiguous input, instead of
 # the stock modules' chain of fp32 passes over the largest activations of the decoder.
 # Exact by construction (the channel norm is ATen's reduction of the same x.float() stock
-# reduces; the kernel reads x through its strides; the conv is checked per geometry), but
-# off until whole decodes have been compared with stock on the GPU.
-FRAME_MAJOR_NORM_INPUTS = False
+# reduces; the kernel reads x through its strides; the conv is checked per geometry), and
+# measured on the H200: whole decodes torch.equal to stock, Wan2.1 bf16 480x832 1.177 -> 1.113 s.
+FRAME_MAJOR_NORM_INPUTS = True
 
 
 def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
