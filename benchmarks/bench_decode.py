@@ -63,6 +63,8 @@ def main() -> None:
                         help="also time wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE off")
     parser.add_argument("--stock-norm-inputs", action="store_true",
                         help="also time wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off")
+    parser.add_argument("--fused-residual-adds", action="store_true",
+                        help="also time wanops eager with decoder.FUSED_RESIDUAL_ADDS on")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")
@@ -83,7 +85,8 @@ def main() -> None:
                                          device="cuda", compile=f"{dtype}:{size}" in args.compile_cases,
                                          repeat=args.repeat, stock_conv_layout=args.stock_conv_layout,
                                          computed_silu=args.computed_silu,
-                                         stock_norm_inputs=args.stock_norm_inputs)
+                                         stock_norm_inputs=args.stock_norm_inputs,
+                                         fused_residual_adds=args.fused_residual_adds)
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

@@ -65,11 +65,11 @@ case "$1" in
     tail -n 3 "$out"/sanitizer_*.log
     ;;
   levers)  # the levers' CUDA exactness tests, the norm kernel's variants, then decodes with each lever toggled
-    run_parallel pytest_levers -k "cuda and (channels_last_convs or silu or switches or permuted)" \
+    run_parallel pytest_levers -k "cuda and (channels_last_convs or silu or switches or permuted or real_decoder_sizes)" \
       tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
     python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --stock-conv-layout --computed-silu --stock-norm-inputs --out "$out/levers"
+      --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds --out "$out/levers"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

@@ -5,7 +5,9 @@ diffusers' NCDHW convolution returns the same values transposed, then adds the
 bias in place. This kernel does the transposition and the bias add in one pass:
 each program owns a (channels x width) tile of one (batch, frame, row) line, reads
 it along the input's fastest dimension and writes it along width. The add is done
-in fp32 and rounded once, as ATen's add does.
+in fp32 and rounded once, as ATen's add does. With a residual (a residual block's
+shortcut, read through its own strides) the rounded sum gets it added and is rounded
+again: stock's bias add_, then its ``x + shortcut``, without the second pass.
 """
 
 import triton
@@ -19,11 +21,14 @@ def bias_add_contiguous_kernel(
     x_ptr,
     bias_ptr,
     out_ptr,
+    residual_ptr,
     channels,
     frames,
     height,
     width,
     x_sb, x_sc, x_st, x_sh, x_sw,
+    r_sb, r_sc, r_st, r_sh, r_sw,
+    HAS_RESIDUAL: tl.constexpr,
     INDEX64: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -45,5 +50,9 @@ def bias_add_contiguous_kernel(
     values = tl.load(x_ptr + x_offset, mask=active).to(tl.float32)
     bias = tl.load(bias_ptr + c, mask=c < channels).to(tl.float32)
     total = round_to(values + bias[:, None], out_ptr.dtype.element_ty)
+    if HAS_RESIDUAL:
+        r_offset = b * r_sb + t * r_st + h * r_sh + c[:, None] * r_sc + w[None, :] * r_sw
+        residual = tl.load(residual_ptr + r_offset, mask=active).to(tl.float32)
+        total = round_to(total + residual, out_ptr.dtype.element_ty)
     out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)

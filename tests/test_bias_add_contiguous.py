@@ -1,4 +1,4 @@
-"""wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1)).contiguous()``, bit for bit."""
+"""wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1) [+ residual]).contiguous()``, bit for bit."""
 
 import pytest
 import torch
@@ -20,14 +20,17 @@ from torch_wanops.ops import bias_add_contiguous
 
 
 
-def assert_matches(x, bias, impl):
-    out = run_impl(impl, bias_add_contiguous, x, bias)
-    expected = (x + bias.view(1, -1, 1, 1, 1)).contiguous()
+def assert_matches(x, bias, impl, residual=None):
+    out = run_impl(impl, bias_add_contiguous, x, bias, residual)
+    expected = x + bias.view(1, -1, 1, 1, 1)
+    if residual is not None:  # stock: the conv's bias add_, then the block's x + shortcut
+        expected = expected + residual
     assert out.dtype == x.dtype and out.device == x.device
     assert out.shape == expected.shape and out.is_contiguous()
-    assert torch.equal(out, expected)
+    assert torch.equal(out, expected.contiguous())
     if out.numel():
-        assert out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        for source in (x, residual):
+            assert source is None or out.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
 
 
 @impl_params()
@@ -35,12 +38,27 @@ def assert_matches(x, bias, impl):
     shape=st.tuples(st.integers(1, 2), st.integers(1, 70), st.integers(1, 3), st.integers(1, 5), st.integers(1, 40)),
     dtype=st.sampled_from(DTYPES),
     layout=st.sampled_from(LAYOUTS),
+    residual_layout=st.sampled_from((None, *LAYOUTS)),
     seed=st.integers(0, 2**16),
 )
-def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, seed):
+def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residual_layout, seed):
     x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
     bias = random_tensor((shape[1],), dtype, device, seed + 1)
-    assert_matches(x, bias, impl)
+    residual = None
+    if residual_layout is not None:
+        residual = make_layout(random_tensor(shape, dtype, device, seed + 2) * 8, residual_layout)
+    assert_matches(x, bias, impl, residual)
+
+
+@impl_params()
+def test_residual_rounds_after_the_bias_add(device, impl):
+    """Two roundings, as stock's two adds: one fp32 sum of all three would round differently here."""
+    x = torch.full((1, 1, 1, 1, 4), 1.0, dtype=torch.bfloat16, device=device)
+    bias = torch.full((1,), 2.0**-8, dtype=torch.bfloat16, device=device)  # x + bias is a tie: rounds to 1.0
+    residual = torch.full((1, 1, 1, 1, 4), 2.0**-8, dtype=torch.bfloat16, device=device)
+    out = run_impl(impl, bias_add_contiguous, x, bias, residual)
+    assert torch.equal(out, torch.ones_like(x))  # (1 + 2**-8) + 2**-8 in one fp32 sum would give 1 + 2**-7
+    assert_matches(x, bias, impl, residual)
 
 
 @impl_params()
@@ -55,27 +73,35 @@ def test_opcheck(requires_grad):
         for layout in ("contiguous", "channels_last", "permuted"):
             x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
             bias = torch.randn(3, device=device).requires_grad_(requires_grad)
+            residual = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), "permuted")
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias))
+            torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default,
+                                  (x, bias, residual.requires_grad_(requires_grad)))
 
 
-def test_gradcheck():
+@pytest.mark.parametrize("with_residual", [False, True])
+def test_gradcheck(with_residual):
     x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
     bias = torch.randn(3, dtype=torch.float64)
-    assert torch.autograd.gradcheck(bias_add_contiguous, (x.requires_grad_(), bias.requires_grad_()))
+    inputs = (x.requires_grad_(), bias.requires_grad_())
+    if with_residual:
+        inputs += (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).requires_grad_(),)
+    assert torch.autograd.gradcheck(bias_add_contiguous, inputs)
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph_matches_eager(dynamic):
     torch._dynamo.reset()
 
-    def epilogue(x, bias):
-        return bias_add_contiguous(x * 2, bias) + 1
+    def epilogue(x, bias, shortcut):
+        return bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut)
 
     compiled = torch.compile(epilogue, fullgraph=True, dynamic=dynamic, backend="inductor")
     for width in (5, 7):
         x = torch.randn(1, 3, 2, 4, width).contiguous(memory_format=torch.channels_last_3d)
         bias = torch.randn(3)
-        expected, got = epilogue(x, bias), compiled(x, bias)
+        shortcut = make_layout(torch.randn(1, 3, 2, 4, width), "permuted")
+        expected, got = epilogue(x, bias, shortcut), compiled(x, bias, shortcut)
         assert torch.equal(got, expected) and got.stride() == expected.stride()
 
 
@@ -85,6 +111,10 @@ INVALID = [
     (lambda x, b: bias_add_contiguous(x, b.view(1, 3)), ValueError, "bias must be a 1-D"),
     (lambda x, b: bias_add_contiguous(x, b[:2]), ValueError, "bias must have one entry per channel"),
     (lambda x, b: bias_add_contiguous(x, b.double()), TypeError, "bias must have the dtype of x"),
+    (lambda x, b: bias_add_contiguous(x, b, "r"), TypeError, "residual must be a torch.Tensor or None"),
+    (lambda x, b: bias_add_contiguous(x, b, x[0]), ValueError, "residual must be a 5-D"),
+    (lambda x, b: bias_add_contiguous(x, b, x[:, :2]), ValueError, "residual must have the shape of x"),
+    (lambda x, b: bias_add_contiguous(x, b, x.half()), TypeError, "residual must have the dtype of x"),
 ]
 
 
@@ -100,11 +130,15 @@ REAL_SHAPES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (384, 
 
 
 @cuda
+@pytest.mark.parametrize("residual_layout", [None, "contiguous", "permuted"], ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
-def test_real_decoder_sizes_on_cuda(dtype, shape):
+def test_real_decoder_sizes_on_cuda(dtype, shape, residual_layout):
+    """Conv outputs with their bias, and with a residual block's shortcut: contiguous, or frame-major."""
     x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)
-    assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton")
+    residual = None if residual_layout is None else make_layout(random_tensor((1, *shape), dtype, "cuda", 2),
+                                                                residual_layout)
+    assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton", residual)
 
 
 @cuda

@@ -193,13 +193,16 @@ def _compile_small_decoder(arch):
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
 
 
-@pytest.mark.parametrize("frame_major_norm_inputs", [False, True])
-def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs):
+@pytest.mark.parametrize(
+    "frame_major_norm_inputs,fused_residual_adds", [(False, False), (True, False), (True, True)]
+)
+def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA bf16 only), compiled output
     must match the same decoder's eager output; so with the upsamplers' frame-major
-    outputs taking it too (FRAME_MAJOR_NORM_INPUTS).
+    outputs taking it too (FRAME_MAJOR_NORM_INPUTS), and with the residual adds in its
+    epilogue (FUSED_RESIDUAL_ADDS).
     """
     from torch_wanops import decoder as decoder_module
 
@@ -207,10 +210,13 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
 
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})  # each case checks its geometries anew
     monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", frame_major_norm_inputs)
-    calls, frame_major = [], []
+    monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", fused_residual_adds)
+    calls, frame_major = [], []  # calls: whether each bias_add_contiguous call had a residual
     check = bias_module.check_bias_add_contiguous_args
-    monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args", lambda *args: calls.append(1) or check(*args))
+    monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args",
+                        lambda x, bias, residual: calls.append(residual is not None) or check(x, bias, residual))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
                         lambda x, *args: frame_major.append(is_frame_major(x)) or check_norm(x, *args))
@@ -227,6 +233,7 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     frame_major.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
+    assert any(calls) == fused_residual_adds
     assert any(frame_major) == frame_major_norm_inputs
     assert (got - eager).abs().max().item() <= FP32_TOLERANCE
     assert counters["stats"]["unique_graphs"] == 2

@@ -433,6 +433,32 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
     assert modules_off - modules_on == fused_on  # omni's frame-major norms moved from the module to the op
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
+    """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit.
+
+    The lever's convs are forced on here (their per-geometry check fails on oneDNN), so
+    the decode is compared with the same decoder's separate adds, not with stock.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    bias_op, fused = decoder_module.bias_add_contiguous, []
+    monkeypatch.setattr(decoder_module, "bias_add_contiguous",
+                        lambda x, bias, residual=None: fused.append(residual is not None) or bias_op(x, bias, residual))
+    _, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    outputs, counts = {}, {}
+    for flag in (False, True):
+        monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", flag)
+        fused.clear()
+        with torch.no_grad():
+            outputs[flag] = omni.decode(z, return_dict=False)[0]
+        counts[flag] = sum(fused)
+    assert counts[False] == 0 and counts[True] > 0  # the first chunk of each geometry adds separately
+    assert torch.equal(outputs[True], outputs[False])
+
+
 @cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize(
@@ -440,11 +466,13 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
     [
         ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
         ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
+        ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
     ],
-    ids=["computed-silu", "stock-norm-inputs"],
+    ids=["computed-silu", "stock-norm-inputs", "fused-residual-adds"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
-    """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's modules."""
+    """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
+    modules; the residual adds in the convs' bias epilogue."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
     frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")

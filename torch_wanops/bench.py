@@ -38,7 +38,9 @@ STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 # wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off: what fusing the frame-major norms gains.
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
-LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT, STOCK_NORM_INPUTS_VARIANT)
+# wanops eager with decoder.FUSED_RESIDUAL_ADDS on (off by default until measured exact on the GPU).
+FUSED_RESIDUAL_VARIANT = "wanops-eager-fused-residual-adds"
+LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT, STOCK_NORM_INPUTS_VARIANT, FUSED_RESIDUAL_VARIANT)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -58,6 +60,7 @@ class BenchConfig:
     stock_conv_layout: bool = False
     computed_silu: bool = False
     stock_norm_inputs: bool = False
+    fused_residual_adds: bool = False
 
 
 @dataclass
@@ -137,6 +140,9 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     elif name == STOCK_NORM_INPUTS_VARIANT:
         torch_wanops.apply_to(vae)
         _switch(stack, "torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False)
+    elif name == FUSED_RESIDUAL_VARIANT:
+        torch_wanops.apply_to(vae)
+        _switch(stack, "torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True)
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
@@ -180,7 +186,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
     vae = load_vae(config)
     z = make_latents(config, vae)
-    wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs)
+    wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs,
+              config.fused_residual_adds)
     levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
     names = [*VARIANTS[:2], *levers, *(VARIANTS[2:] if config.compile else ())]
     rows: list[Row] = []

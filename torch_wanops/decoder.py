@@ -165,39 +165,60 @@ def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
     return FRAME_MAJOR_NORM_INPUTS and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
 
 
+# A residual block's ``x + shortcut`` done in the lever's bias epilogue (bias_add_contiguous
+# with a residual): stock's two roundings in one pass instead of an extra read-read-write
+# pass (0.05 s of bf16 adds per Wan2.1 decode, 0.035 s of it non-vectorized because the
+# shortcut is frame-major). Off until whole decodes have been compared with stock on the GPU.
+FUSED_RESIDUAL_ADDS = False
+
+
 # Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
 # (cuDNN picks its algorithm by these, not by the values): checked on first use.
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
 
 
-def _channels_last_conv(conv: nn.Module, padded: torch.Tensor) -> torch.Tensor:
-    """``conv(padded)`` from a channels-last ``padded``, returned NCDHW-contiguous as stock's is.
+def _channels_last_conv(conv: nn.Module, padded: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+    """``conv(padded) + residual`` from a channels-last ``padded``, returned NCDHW-contiguous as stock's is.
 
     The first call per conv geometry also runs the stock-layout conv and keeps the lever
     only if the two agree bit for bit; otherwise that geometry takes the stock layout
     from then on. A call that cannot check (inside a CUDA graph capture, where
-    torch.equal would synchronise) takes the stock layout until one can.
+    torch.equal would synchronise) takes the stock layout until one can. With
+    FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue.
     """
-    def lever() -> torch.Tensor:
-        return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias)
+    fuse = FUSED_RESIDUAL_ADDS and residual is not None
+
+    def lever(fused: bool) -> torch.Tensor:
+        return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias,
+                                   residual if fused else None)
 
     def stock_layout() -> torch.Tensor:
         return nn.Conv3d.forward(conv, padded.contiguous())
 
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
-        return lever()
-    cudnn = torch.backends.cudnn
-    key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.dilation, conv.groups, padded.dtype,
-           padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
-    verdict = _channels_last_conv_verdicts.get(key)
-    if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
-        candidate, reference = lever(), stock_layout()
-        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
-        if not verdict:
-            logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
-        return candidate if verdict else reference
-    return lever() if verdict else stock_layout()
+        out = lever(fuse)
+    else:
+        cudnn = torch.backends.cudnn
+        key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.dilation, conv.groups,
+               padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+        verdict = _channels_last_conv_verdicts.get(key)
+        if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
+            # The conv alone is judged: a residual added after rounding could hide a difference.
+            candidate, reference = lever(False), stock_layout()
+            verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
+            if not verdict:
+                logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout",
+                            key)
+            out, fuse = (candidate if verdict else reference), False
+        else:
+            out, fuse = (lever(fuse), fuse) if verdict else (stock_layout(), False)
+    return out if fuse else _add_residual(out, residual)
+
+
+def _add_residual(x: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
+    """A residual block's ``x + shortcut``, in stock's operand order."""
+    return x if residual is None else x + residual
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -225,14 +246,15 @@ def norm_act_conv(
     feat_cache: FeatCache,
     feat_idx: list[int],
     channels_last_convs: bool = False,
+    residual: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``conv(dropout(activation(norm(x))))`` with its cache step; norm, SiLU and padding in one op.
+    """``conv(dropout(activation(norm(x)))) [+ residual]`` with its cache step; norm, SiLU and padding in one op.
 
     With ``channels_last_convs`` (CUDA, a conv with a bias, x contiguous or, with
     FRAME_MAJOR_NORM_INPUTS, frame-major) the conv input is written channels_last_3d
     and the conv runs without its bias, which ``bias_add_contiguous`` adds while
-    transposing back: the layout cuDNN computes in, without its two transposes (see
-    OmniWanDecoder.channels_last_convs).
+    transposing back (and, with FUSED_RESIDUAL_ADDS, the residual): the layout cuDNN
+    computes in, without its two transposes (see OmniWanDecoder.channels_last_convs).
     """
     channels_last = (
         channels_last_convs
@@ -253,7 +275,7 @@ def norm_act_conv(
         x = activation(norm(x))
         if dropout is not None:
             x = dropout(x)
-        return causal_conv(conv, x, feat_cache, feat_idx)
+        return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
     padded = _padded_conv_input(
         lambda cached, keep: rms_norm_cat_pad_5d(
             x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last
@@ -262,8 +284,8 @@ def norm_act_conv(
         feat_idx,
     )
     if channels_last:
-        return _channels_last_conv(conv, padded)
-    return nn.Conv3d.forward(conv, padded)
+        return _channels_last_conv(conv, padded, residual)
+    return _add_residual(nn.Conv3d.forward(conv, padded), residual)
 
 
 def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -281,10 +303,10 @@ def residual_block(
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
     x = norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs)
-    x = norm_act_conv(
-        block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx, channels_last_convs
+    return norm_act_conv(
+        block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx, channels_last_convs,
+        residual=shortcut,
     )
-    return x + shortcut
 
 
 def _zero_cache(x: torch.Tensor) -> torch.Tensor:

@@ -59,11 +59,15 @@ def rms_norm_cat_pad_5d(
     )
 
 
-def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout."""
+def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+    """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout.
+
+    With ``residual`` (x's shape, any layout): ``(x + bias.view(1, C, 1, 1, 1)) + residual``,
+    each add rounded as ATen rounds it, in the same one pass.
+    """
     if not torch.compiler.is_compiling():
-        check_bias_add_contiguous_types(x, bias)
-    return torch.ops.wanops.bias_add_contiguous(x, bias)
+        check_bias_add_contiguous_types(x, bias, residual)
+    return torch.ops.wanops.bias_add_contiguous(x, bias, residual)
 
 
 def dup_up3d_add(

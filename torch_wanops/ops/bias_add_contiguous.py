@@ -1,9 +1,11 @@
 """``wanops::bias_add_contiguous``: a conv's bias add, written in contiguous (NCDHW) layout.
 
 Spec (the reference below): ``(x + bias.view(1, C, 1, 1, 1)).contiguous()``, the
-add rounded once from fp32 as ATen's ``add_`` rounds it. It lets a convolution run
-on channels_last_3d input without bias and still hand on exactly the tensor that
-stock's NCDHW convolution (bias added in place afterwards) hands on.
+add rounded once from fp32 as ATen's ``add_`` rounds it; with ``residual``,
+``((x + bias.view(1, C, 1, 1, 1)) + residual).contiguous()``, two adds each rounded
+once. It lets a convolution run on channels_last_3d input without bias and still
+hand on exactly the tensor that stock's NCDHW convolution (bias added in place
+afterwards), and a residual block's ``x + shortcut`` after it, hand on.
 """
 
 from __future__ import annotations
@@ -16,28 +18,41 @@ from torch_wanops.ops._common import require, require_same_placement, require_te
 _kernels = _backend.kernel_module("bias_add_contiguous")
 
 
-def check_bias_add_contiguous_types(x: object, bias: object) -> None:
+def check_bias_add_contiguous_types(x: object, bias: object, residual: object = None) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     require_tensor(x, "x")
     require_tensor(bias, "bias", ndim=1)
+    require_tensor(residual, "residual", optional=True)
 
 
-def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor) -> None:
+def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_bias_add_contiguous_types(x, bias)
+    check_bias_add_contiguous_types(x, bias, residual)
     require_same_placement(x, "x", bias, "bias")
     require(
         bias.shape[0] == x.shape[1],
         ValueError,
         lambda: f"bias must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
     )
+    if residual is not None:
+        require_same_placement(x, "x", residual, "residual")
+        require(
+            residual.shape == x.shape,
+            ValueError,
+            lambda: f"residual must have the shape of x {tuple(x.shape)}, got {tuple(residual.shape)}",
+        )
 
 
-def bias_add_contiguous_reference(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    return (x + bias.view(1, -1, 1, 1, 1)).contiguous()
+def bias_add_contiguous_reference(
+    x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None
+) -> torch.Tensor:
+    total = x + bias.view(1, -1, 1, 1, 1)
+    if residual is not None:
+        total = total + residual
+    return total.contiguous()
 
 
-def _launch(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
     batch, channels, frames, height, width = x.shape
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if out.numel() == 0:
@@ -46,10 +61,14 @@ def _launch(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     block_c = _backend.fit_grid_axis(channels, min(32, _backend.next_power_of_2(channels)))
     block_w = _backend.fit_grid_axis(width, min(32, _backend.next_power_of_2(width)))
     grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
+    # Without a residual the kernel never reads residual_ptr; x stands in for it.
+    has_residual = residual is not None
+    residual = residual if has_residual else x
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
-            x, bias, out, channels, frames, height, width, *x.stride(),
-            INDEX64=_backend.index_needs_int64(x, out),
+            x, bias, out, residual, channels, frames, height, width, *x.stride(), *residual.stride(),
+            HAS_RESIDUAL=has_residual,
+            INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,
             BLOCK_W=block_w,
             num_warps=4,
@@ -57,25 +76,29 @@ def _launch(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     return out
 
 
-torch.library.define("wanops::bias_add_contiguous", "(Tensor x, Tensor bias) -> Tensor")
+torch.library.define("wanops::bias_add_contiguous", "(Tensor x, Tensor bias, Tensor? residual=None) -> Tensor")
 
 
 @torch.library.impl("wanops::bias_add_contiguous", "default")
-def _bias_add_contiguous_impl(x, bias):
-    check_bias_add_contiguous_args(x, bias)
+def _bias_add_contiguous_impl(x, bias, residual=None):
+    check_bias_add_contiguous_args(x, bias, residual)
     if _backend.uses_kernel(x, _kernels):
-        return _launch(x, bias)
-    return bias_add_contiguous_reference(x, bias)
+        return _launch(x, bias, residual)
+    return bias_add_contiguous_reference(x, bias, residual)
 
 
 @torch.library.register_fake("wanops::bias_add_contiguous")
-def _bias_add_contiguous_fake(x, bias):
-    check_bias_add_contiguous_args(x, bias)
+def _bias_add_contiguous_fake(x, bias, residual=None):
+    check_bias_add_contiguous_args(x, bias, residual)
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
+def _setup_context(ctx, inputs, output):
+    ctx.has_residual = inputs[2] is not None
+
+
 def _backward(ctx, grad):
-    return grad, grad.sum(dim=(0, 2, 3, 4))
+    return grad, grad.sum(dim=(0, 2, 3, 4)), grad if ctx.has_residual else None
 
 
-torch.library.register_autograd("wanops::bias_add_contiguous", _backward)
+torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_context=_setup_context)
