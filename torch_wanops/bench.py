@@ -38,7 +38,7 @@ STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 # wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off: what fusing the frame-major norms gains.
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
-# wanops eager with decoder.FUSED_RESIDUAL_ADDS on (off by default until measured exact on the GPU).
+# wanops eager with decoder.FUSED_RESIDUAL_ADDS on (off by default: compiled not yet measured with it).
 FUSED_RESIDUAL_VARIANT = "wanops-eager-fused-residual-adds"
 LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT, STOCK_NORM_INPUTS_VARIANT, FUSED_RESIDUAL_VARIANT)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
