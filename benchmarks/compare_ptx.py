@@ -36,8 +36,8 @@ CASES = {
         {**COMMON, "NORM": True, "SILU": True, "INDEX64": True, "BLOCK_C": 64, "BLOCK_W": 16},
     ]),
     "bias_add_contiguous": ("bias_add_contiguous_kernel", [
-        {"INDEX64": False, "BLOCK_C": 32, "BLOCK_W": 32},
-        {"INDEX64": True, "BLOCK_C": 32, "BLOCK_W": 32},
+        {"HAS_RESIDUAL": False, "INDEX64": False, "BLOCK_C": 32, "BLOCK_W": 32},
+        {"HAS_RESIDUAL": False, "INDEX64": True, "BLOCK_C": 32, "BLOCK_W": 32},
     ]),
     "dup_up3d_add": ("dup_up3d_add_kernel", [
         {"FACTOR_T": 2, "FACTOR_S": 2, "REPEATS": 4, "INNER_IS_CHANNEL": False, "INDEX64": False, "ROWS": 1,
