@@ -121,14 +121,6 @@ def main() -> None:
                             lambda x, c: torch_wanops.rms_norm_cat_pad_5d(x, gamma, scale, True, c, padding, 2),
                             norm_reference, (x, cache), nbytes, copy_gbps)
             rows.append({"layout": layout, **row})
-        for label, channels, frames, height, width in BIAS_CASES:
-            # The op's input is a channels-last conv output whatever the decoder's layout.
-            x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype)
-            x = x.contiguous(memory_format=torch.channels_last_3d)
-            bias = torch.randn(channels, device=device, dtype=dtype)
-            row = bench_row(f"bias_add_contiguous {label}", torch_wanops.bias_add_contiguous,
-                            bias_add_contiguous_reference, (x, bias), 2 * x.numel() * x.element_size(), copy_gbps)
-            rows.append({"layout": layout, **row})
         for label, cin, cout, factor_t, frames, height, width in DUP_CASES:
             repeats = cout * factor_t * 4 // cin
             source = torch.randn(1, cin, frames, height, width, device=device, dtype=dtype).contiguous(memory_format=fmt)
@@ -139,6 +131,23 @@ def main() -> None:
             row = bench_row(f"dup_up3d_add {label}", torch_wanops.dup_up3d_add, dup_up3d_add_reference, args_, nbytes,
                             copy_gbps)
             rows.append({"layout": layout, **row})
+    for label, channels, frames, height, width in BIAS_CASES:
+        # The op's input is a channels-last conv output whatever the decoder's layout; the
+        # residual (a block's shortcut) is contiguous, or frame-major after an upsampler.
+        shape = (1, channels, frames, height, width)
+        x = torch.randn(shape, device=device, dtype=dtype).contiguous(memory_format=torch.channels_last_3d)
+        bias = torch.randn(channels, device=device, dtype=dtype)
+        for residual_layout in (None, "contiguous", "frame-major"):
+            args_, case = (x, bias), f"bias_add_contiguous {label}"
+            if residual_layout is not None:
+                residual = torch.randn(shape, device=device, dtype=dtype)
+                if residual_layout == "frame-major":
+                    residual = residual.permute(0, 2, 1, 3, 4).contiguous().permute(0, 2, 1, 3, 4)
+                args_, case = (x, bias, residual), f"{case} + {residual_layout} residual"
+            nbytes = (2 if residual_layout is None else 3) * x.numel() * x.element_size()  # x (residual) in, out
+            row = bench_row(case, torch_wanops.bias_add_contiguous, bias_add_contiguous_reference, args_, nbytes,
+                            copy_gbps)
+            rows.append({"layout": "channels_last", **row})
 
     result = {**environment(device), "dtype": args.dtype, "copy_gbps": copy_gbps, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
