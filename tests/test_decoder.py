@@ -459,6 +459,20 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     assert torch.equal(outputs[True], outputs[False])
 
 
+def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch):
+    """A shortcut whose dtype differs from the conv's (a hooked shortcut conv) gets stock's ``x + shortcut``."""
+    monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    conv = torch.nn.Conv3d(4, 4, 3).to(torch.bfloat16)
+    padded = torch.randn(1, 4, 3, 5, 6).to(torch.bfloat16).contiguous(memory_format=torch.channels_last_3d)
+    residual = torch.randn(1, 4, 1, 3, 4)  # fp32
+    decoder_module._channels_last_conv(conv, padded, residual)  # the first call per geometry judges the conv
+    got = decoder_module._channels_last_conv(conv, padded, residual)
+    expected = torch_wanops.bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias) + residual
+    assert got.dtype == torch.float32 and torch.equal(got, expected)
+
+
 @cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize(

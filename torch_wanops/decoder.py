@@ -187,7 +187,8 @@ def _channels_last_conv(conv: nn.Module, padded: torch.Tensor, residual: torch.T
     torch.equal would synchronise) takes the stock layout until one can. With
     FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue.
     """
-    fuse = FUSED_RESIDUAL_ADDS and residual is not None
+    # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
+    fuse = FUSED_RESIDUAL_ADDS and residual is not None and residual.dtype == padded.dtype
 
     def lever(fused: bool) -> torch.Tensor:
         return bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias,
