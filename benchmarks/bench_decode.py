@@ -64,7 +64,8 @@ def main() -> None:
     parser.add_argument("--stock-norm-inputs", action="store_true",
                         help="also time wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off")
     parser.add_argument("--fused-residual-adds", action="store_true",
-                        help="also time wanops eager with decoder.FUSED_RESIDUAL_ADDS on")
+                        help="also time wanops with decoder.FUSED_RESIDUAL_ADDS on (eager, and compiled in "
+                             "--compile-cases)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")

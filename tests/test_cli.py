@@ -72,6 +72,30 @@ def test_bench_lever_variants(monkeypatch):
     assert decoder_module.FUSED_RESIDUAL_ADDS is False
 
 
+def test_bench_compiled_lever_variant_compiles_with_the_switch_flipped(monkeypatch):
+    """wanops-compiled-fused-residual-adds compiles (traces) with FUSED_RESIDUAL_ADDS on, then restores it."""
+    import importlib
+
+    decoder_module = importlib.import_module("torch_wanops.decoder")
+    flags = []
+
+    def recording_compile_vae(vae, enabled):
+        flags.append(decoder_module.FUSED_RESIDUAL_ADDS)
+        return True
+
+    monkeypatch.setattr(bench.torch_wanops, "compile_vae", recording_compile_vae)
+    vae = bench.load_vae(bench.BenchConfig(model="wan2.1-tiny", dtype="fp32", height=32, width=32, frames=5,
+                                           device="cpu"))
+    for name in ("wanops-compiled", bench.FUSED_RESIDUAL_COMPILED_VARIANT):
+        with bench.variant(vae, name):
+            pass
+    assert flags == [False, True]
+    assert decoder_module.FUSED_RESIDUAL_ADDS is False
+    with pytest.raises(ValueError, match="unknown variant"):
+        with bench.variant(vae, "wanops-compiled-no-such-lever"):
+            pass
+
+
 def test_bench_with_local_weights(tmp_path, capsys):
     from torch_wanops.configs import build_vae
 

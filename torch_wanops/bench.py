@@ -32,15 +32,23 @@ from torch_wanops.configs import build_vae
 logger = logging.getLogger(__name__)
 
 VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
-# wanops eager with OmniWanDecoder.channels_last_convs off: what the conv-layout lever gains.
+# Lever rows: wanops with one lossless lever away from its default, to measure what it
+# gains (or, for a lever still off, would gain). Each maps to the switch it flips:
+# (module, attribute, value), where the module None means the decoder instance's attribute.
 STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
-# wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE off: what looking SiLU up gains.
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
-# wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off: what fusing the frame-major norms gains.
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
-# wanops eager with decoder.FUSED_RESIDUAL_ADDS on (off by default: compiled not yet measured with it).
 FUSED_RESIDUAL_VARIANT = "wanops-eager-fused-residual-adds"
-LEVER_VARIANTS = (STOCK_CONV_LAYOUT_VARIANT, COMPUTED_SILU_VARIANT, STOCK_NORM_INPUTS_VARIANT, FUSED_RESIDUAL_VARIANT)
+LEVER_SWITCHES = {
+    STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
+    COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
+    STOCK_NORM_INPUTS_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
+    FUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
+}
+LEVER_VARIANTS = tuple(LEVER_SWITCHES)
+# The residual-add lever changes the compiled graph too (Inductor owns the add without it):
+# with compile=True it also gets a compiled row, the measurement its default waits for.
+FUSED_RESIDUAL_COMPILED_VARIANT = "wanops-compiled-fused-residual-adds"
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -126,23 +134,19 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     """Put ``vae`` in the state of one variant for the duration of the block."""
     decoder = vae.decoder
     stack = contextlib.ExitStack()
+    lever = LEVER_SWITCHES.get(name.replace("-compiled-", "-eager-"))
+    if lever is not None:
+        module_name, attribute, value = lever
+        if module_name is None:
+            setattr(decoder, attribute, value)
+            stack.callback(delattr, decoder, attribute)
+        else:
+            _switch(stack, module_name, attribute, value)
+        name = "wanops-compiled" if name.startswith("wanops-compiled-") else "wanops-eager"
     if name == "diffusers-eager":
         torch_wanops.restore(vae)
     elif name == "wanops-eager":
         torch_wanops.apply_to(vae)
-    elif name == STOCK_CONV_LAYOUT_VARIANT:
-        torch_wanops.apply_to(vae)
-        decoder.channels_last_convs = False
-        stack.callback(delattr, decoder, "channels_last_convs")
-    elif name == COMPUTED_SILU_VARIANT:
-        torch_wanops.apply_to(vae)
-        _switch(stack, "torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False)
-    elif name == STOCK_NORM_INPUTS_VARIANT:
-        torch_wanops.apply_to(vae)
-        _switch(stack, "torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False)
-    elif name == FUSED_RESIDUAL_VARIANT:
-        torch_wanops.apply_to(vae)
-        _switch(stack, "torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True)
     elif name == "diffusers-compiled":
         torch_wanops.restore(vae)
         decoder.forward = torch.compile(WanDecoder3d.forward.__get__(decoder), dynamic=False)
@@ -189,7 +193,11 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs,
               config.fused_residual_adds)
     levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
-    names = [*VARIANTS[:2], *levers, *(VARIANTS[2:] if config.compile else ())]
+    names = [*VARIANTS[:2], *levers]
+    if config.compile:
+        names += VARIANTS[2:]
+        if config.fused_residual_adds:
+            names.append(FUSED_RESIDUAL_COMPILED_VARIANT)
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     for name in names:
@@ -259,7 +267,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
-    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS) if any(r["variant"] == v for res in results for r in res["rows"])]
+    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS, FUSED_RESIDUAL_COMPILED_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):

@@ -169,7 +169,8 @@ def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
 # with a residual): stock's two roundings in one pass instead of an extra read-read-write
 # pass. Measured on the H200: whole decodes torch.equal to stock; eager Wan2.1 bf16 480x832
 # 1.124 -> 1.105 s, Wan2.2 1.217 -> 1.216 s. Off until the compiled decode, whose graph it
-# changes (Inductor no longer owns the add), has been measured with it.
+# changes (Inductor no longer owns the add), has been measured with it (the bench's
+# wanops-compiled-fused-residual-adds row).
 FUSED_RESIDUAL_ADDS = False
 
 
