@@ -12,6 +12,10 @@ way in: ``F.normalize(x, dim=1)`` from a precomputed fp32 channel norm, then
 ``* scale``, ``* gamma``, ``+ 0.0`` and SiLU, each rounded to the output dtype as
 ATen's separate kernels round them (the launcher disables fp contraction). Cached
 frames are already normalized and are copied as they are.
+
+With UPSAMPLE > 1 x is read nearest-upsampled by that factor in height and width
+(``height``/``width`` are then the upsampled sizes): ``upsample_nearest_2x`` builds a
+resampler's Conv2d input this way, with no norm, cache or kept frames.
 """
 
 import triton
@@ -81,6 +85,7 @@ def cat_pad_5d_kernel(
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
     LINES: tl.constexpr,
+    UPSAMPLE: tl.constexpr,
 ):
     # The (batch, frame, row) coordinates are per program, so most index math is done
     # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
@@ -117,7 +122,11 @@ def cat_pad_5d_kernel(
     inside = channel_ok & columns_inside & line_inside
 
     from_x = inside & (x_frame >= 0)
-    x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
+    if UPSAMPLE > 1:
+        # Nearest: upsampled pixel (ih, iw) is x's pixel (ih // UPSAMPLE, iw // UPSAMPLE).
+        x_offset = b * x_sb + x_frame * x_st + (ih // UPSAMPLE) * x_sh + c * x_sc + (iw // UPSAMPLE) * x_sw
+    else:
+        x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
     if NORM:
         # One norm per column and one gamma per channel, each loaded once per tile.

@@ -1,7 +1,8 @@
 """torch_wanops: bit-exact, faster Wan VAE decoding through fused PyTorch custom ops.
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
-``dup_up3d_add``, ``rms_norm_cat_pad_5d`` and ``bias_add_contiguous``.
+``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous`` and
+``upsample_nearest_2x``.
 """
 
 import os as _os
@@ -18,7 +19,13 @@ from torch_wanops._backend import reference_kernels  # noqa: E402
 from torch_wanops.apply import apply_to, restore  # noqa: E402
 from torch_wanops.compile import compile_callable_with_fallback, compile_vae, prewarm  # noqa: E402
 from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E402
-from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d  # noqa: E402
+from torch_wanops.ops import (  # noqa: E402
+    bias_add_contiguous,
+    cat_pad_5d,
+    dup_up3d_add,
+    rms_norm_cat_pad_5d,
+    upsample_nearest_2x,
+)
 
 __version__ = "0.1.0"
 
@@ -35,5 +42,6 @@ __all__ = [
     "dup_up3d_add",
     "rms_norm_cat_pad_5d",
     "reference_kernels",
+    "upsample_nearest_2x",
     "__version__",
 ]

@@ -17,7 +17,7 @@ from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, p
 from torch_wanops.configs import CONFIGS
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
-OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous")
+OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x")
 
 # The switches of the lossless levers (`wanops info` shows them): module, attribute, where it applies.
 LEVERS = (

@@ -11,6 +11,7 @@ from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
+from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
 
 
 def cat_pad_5d(
@@ -84,4 +85,16 @@ def dup_up3d_add(
     return torch.ops.wanops.dup_up3d_add(main, source, factor_t, factor_s, repeats, drop_first)
 
 
-__all__ = ["bias_add_contiguous", "cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d"]
+def upsample_nearest_2x(x: torch.Tensor, channels_last: bool = False) -> torch.Tensor:
+    """A Wan upsampler's Conv2d input from its (B, C, T, H, W) frames, bit for bit, in one pass.
+
+    Equals ``WanUpsample(scale_factor=(2.0, 2.0), mode="nearest-exact")`` of
+    ``x.permute(0, 2, 1, 3, 4).reshape(B * T, C, H, W)`` (same bits; same strides, or
+    channels_last with ``channels_last``): shape ``(B * T, C, 2H, 2W)``.
+    """
+    if not torch.compiler.is_compiling():
+        check_upsample_nearest_2x_args(x, channels_last)
+    return torch.ops.wanops.upsample_nearest_2x(x, channels_last)
+
+
+__all__ = ["bias_add_contiguous", "cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]

@@ -88,11 +88,11 @@ def _empty_next_cache(out: torch.Tensor, x: torch.Tensor, frames: int) -> torch.
     )
 
 
-def padded_shape(x: torch.Tensor, padding: Sequence[int]) -> tuple:
-    """The first output's shape: x with the front and spatial padding added."""
+def padded_shape(x: torch.Tensor, padding: Sequence[int], upsample: int = 1) -> tuple:
+    """The first output's shape: x (upsampled ``upsample`` times in space) with the front and spatial padding added."""
     pad_w, _, pad_h, _, t_front, _ = padding
     batch, channels, frames, height, width = x.shape
-    return (batch, channels, t_front + frames, height + 2 * pad_h, width + 2 * pad_w)
+    return (batch, channels, t_front + frames, height * upsample + 2 * pad_h, width * upsample + 2 * pad_w)
 
 
 def cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames):
@@ -126,12 +126,20 @@ def launch_cat_pad_5d(
     keep_cache_frames: int,
     out_strides: Sequence[int],
     prologue: NormPrologue | None = None,
+    upsample: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run the Triton kernel into a new dense output with ``out_strides``."""
+    """Run the Triton kernel into a new dense output with ``out_strides``.
+
+    ``upsample > 1`` reads x nearest-upsampled by that factor in height and width
+    (without a cache, kept frames or a norm: upsample_nearest_2x's use).
+    """
+    if upsample != 1 and (cache is not None or keep_cache_frames or prologue is not None):
+        raise ValueError("launch_cat_pad_5d upsamples x only without a cache, kept frames or a norm prologue")
     pad_w, _, pad_h, _, t_front, _ = padding
     _, channels, _, height, width = x.shape
+    height, width = height * upsample, width * upsample
     cache_frames = 0 if cache is None else cache.shape[2]
-    out_shape = padded_shape(x, padding)
+    out_shape = padded_shape(x, padding, upsample)
     out = torch.empty_strided(out_shape, out_strides, dtype=x.dtype, device=x.device)
     keep = _keep_frames(out_shape[2], keep_cache_frames)
     next_cache = _empty_next_cache(out, x, keep)
@@ -174,6 +182,7 @@ def launch_cat_pad_5d(
             BLOCK_C=block_c,
             BLOCK_W=block_w,
             LINES=lines_per_program,
+            UPSAMPLE=upsample,
             num_warps=warps,
             # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
             enable_fp_fusion=False,
