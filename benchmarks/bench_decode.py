@@ -66,6 +66,8 @@ def main() -> None:
     parser.add_argument("--fused-residual-adds", action="store_true",
                         help="also time wanops with decoder.FUSED_RESIDUAL_ADDS on (eager, and compiled in "
                              "--compile-cases)")
+    parser.add_argument("--fused-upsample", action="store_true",
+                        help="also time wanops eager with decoder.FUSED_UPSAMPLE on")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")
@@ -87,7 +89,8 @@ def main() -> None:
                                          repeat=args.repeat, stock_conv_layout=args.stock_conv_layout,
                                          computed_silu=args.computed_silu,
                                          stock_norm_inputs=args.stock_norm_inputs,
-                                         fused_residual_adds=args.fused_residual_adds)
+                                         fused_residual_adds=args.fused_residual_adds,
+                                         fused_upsample=args.fused_upsample)
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

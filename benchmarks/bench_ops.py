@@ -26,6 +26,7 @@ from torch_wanops.ops.bias_add_contiguous import bias_add_contiguous_reference  
 from torch_wanops.ops.cat_pad_5d import cat_pad_5d_outputs_reference  # noqa: E402
 from torch_wanops.ops.dup_up3d_add import dup_up3d_add_reference  # noqa: E402
 from torch_wanops.ops.rms_norm_cat_pad_5d import rms_norm_silu_reference  # noqa: E402
+from torch_wanops.ops.upsample_nearest_2x import upsample_nearest_2x_reference  # noqa: E402
 
 # (label, channels, frames, height, width, cache frames, padding): Wan2.1 480x832, a later chunk.
 CAT_PAD_CASES = [
@@ -49,6 +50,9 @@ NORM_CASES = [case for case in CAT_PAD_CASES if case[0].split()[0] in ("mid", "u
 # (label, channels, frames, height, width): conv outputs that get their bias added.
 BIAS_CASES = [("up3 conv 96ch 4f 480x832", 96, 4, 480, 832), ("up2 conv 192ch 4f 240x416", 192, 4, 240, 416),
               ("mid conv 384ch 60x104", 384, 1, 60, 104)]
+# (label, channels, frames, height, width): the upsamplers' inputs (Wan2.1 480x832).
+UPSAMPLE_CASES = [("up0 384ch 2f 60x104", 384, 2, 60, 104), ("up1 384ch 4f 120x208", 384, 4, 120, 208),
+                  ("up2 192ch 4f 240x416", 192, 4, 240, 416)]
 
 
 def median_ms(fn) -> float:
@@ -148,6 +152,16 @@ def main() -> None:
             row = bench_row(case, torch_wanops.bias_add_contiguous, bias_add_contiguous_reference, args_, nbytes,
                             copy_gbps)
             rows.append({"layout": "channels_last", **row})
+
+    for label, channels, frames, height, width in UPSAMPLE_CASES:
+        # The input is a residual block's output (contiguous); the output, 4x its size, is
+        # stock's layout or the channels-last Conv2d input of the conv-layout lever.
+        x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype)
+        for channels_last in (False, True):
+            nbytes = 5 * x.numel() * x.element_size()  # x in, 4x out
+            row = bench_row(f"upsample_nearest_2x {label}", torch_wanops.upsample_nearest_2x,
+                            upsample_nearest_2x_reference, (x, channels_last), nbytes, copy_gbps)
+            rows.append({"layout": "channels_last" if channels_last else "contiguous", **row})
 
     result = {**environment(device), "dtype": args.dtype, "copy_gbps": copy_gbps, "rows": rows}
     os.makedirs(args.out, exist_ok=True)

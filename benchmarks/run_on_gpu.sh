@@ -37,7 +37,7 @@ case "$1" in
     ;;
   tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
     run_parallel pytest_cuda -k cuda tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
-      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py
+      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_upsample_nearest_2x.py
     ;;
   tests-decoder)  # decoder and reliability tests on CUDA
     run_parallel pytest_cuda -k cuda tests/test_decoder.py &
@@ -47,9 +47,11 @@ case "$1" in
   probe)  # the bitwise facts behind the levers, and where a decode's time goes
     python3 benchmarks/probe_exactness.py 2>&1 | tee "$out/probe_exactness.log"
     python3 benchmarks/profile_decode.py --out "$out"
+    python3 benchmarks/memory_decode.py --out "$out"
     ;;
   sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
-    files=(tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py)
+    files=(tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py tests/test_rms_norm_cat_pad_5d.py tests/test_bias_add_contiguous.py
+           tests/test_upsample_nearest_2x.py)
     selection="real_decoder_sizes and bfloat16"
     # What the tools will run, per test function: every op must appear.
     python3 -m pytest -q -p no:cacheprovider --collect-only "${files[@]}" -k "$selection" \
@@ -66,10 +68,11 @@ case "$1" in
     ;;
   levers)  # the levers' CUDA exactness tests, the norm kernel's variants, then decodes with each lever toggled
     run_parallel pytest_levers -k "cuda and (channels_last_convs or silu or switches or permuted or real_decoder_sizes)" \
-      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_decoder.py
+      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_upsample_nearest_2x.py \
+      tests/test_decoder.py
     python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds --out "$out/levers"
+      --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds --fused-upsample --out "$out/levers"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

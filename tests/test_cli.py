@@ -53,23 +53,26 @@ def test_bench_lever_variants(monkeypatch):
     def recording_variant(vae, name):
         with original(vae, name):
             seen.append((name, rms_norm.SILU_BY_TABLE, getattr(vae.decoder, "channels_last_convs", None),
-                         decoder_module.FRAME_MAJOR_NORM_INPUTS, decoder_module.FUSED_RESIDUAL_ADDS))
+                         decoder_module.FRAME_MAJOR_NORM_INPUTS, decoder_module.FUSED_RESIDUAL_ADDS,
+                         decoder_module.FUSED_UPSAMPLE))
             yield
 
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
                                repeat=1, stock_conv_layout=True, computed_silu=True,
-                               stock_norm_inputs=True, fused_residual_adds=True)
+                               stock_norm_inputs=True, fused_residual_adds=True,
+                               fused_upsample=True)
     rows = bench.run_bench(config)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU the levers keep the exact stock arithmetic
-    assert seen[1][1:] == (True, True, True, False)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, False) in seen
-    assert (bench.COMPUTED_SILU_VARIANT, False, True, True, False) in seen
-    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False, False) in seen
-    assert (bench.FUSED_RESIDUAL_VARIANT, True, True, True, True) in seen
+    assert seen[1][1:] == (True, True, True, False, False)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, False, False) in seen
+    assert (bench.COMPUTED_SILU_VARIANT, False, True, True, False, False) in seen
+    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False, False, False) in seen
+    assert (bench.FUSED_RESIDUAL_VARIANT, True, True, True, True, False) in seen
+    assert (bench.FUSED_UPSAMPLE_VARIANT, True, True, True, False, True) in seen
     assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is True
-    assert decoder_module.FUSED_RESIDUAL_ADDS is False
+    assert decoder_module.FUSED_RESIDUAL_ADDS is False and decoder_module.FUSED_UPSAMPLE is False
 
 
 def test_bench_compiled_lever_variant_compiles_with_the_switch_flipped(monkeypatch):

@@ -194,9 +194,11 @@ def _compile_small_decoder(arch):
 
 
 @pytest.mark.parametrize(
-    "frame_major_norm_inputs,fused_residual_adds", [(False, False), (True, False), (True, True)]
+    "frame_major_norm_inputs,fused_residual_adds,fused_upsample",
+    [(False, False, False), (True, False, False), (True, True, False), (True, True, True)],
 )
-def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds):
+def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds,
+                                                          fused_upsample):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA bf16 only), compiled output
@@ -208,18 +210,23 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
     rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+    upsample_module = importlib.import_module("torch_wanops.ops.upsample_nearest_2x")
 
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})  # each case checks its geometries anew
     monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", frame_major_norm_inputs)
     monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", fused_residual_adds)
-    calls, frame_major = [], []  # calls: whether each bias_add_contiguous call had a residual
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", fused_upsample)
+    calls, frame_major, upsampled = [], [], []  # calls: whether each bias_add_contiguous call had a residual
     check = bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args",
                         lambda x, bias, residual: calls.append(residual is not None) or check(x, bias, residual))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
                         lambda x, *args: frame_major.append(is_frame_major(x)) or check_norm(x, *args))
+    check_upsample = upsample_module.check_upsample_nearest_2x_args
+    monkeypatch.setattr(upsample_module, "check_upsample_nearest_2x_args",
+                        lambda x, channels_last: upsampled.append(channels_last) or check_upsample(x, channels_last))
     torch._dynamo.reset()
     counters.clear()
     vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
@@ -227,14 +234,17 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     eager = _decode(vae, z)
     assert calls, "the lever did not run in eager"
     assert any(frame_major) == frame_major_norm_inputs
+    assert bool(upsampled) == fused_upsample and all(upsampled)  # channels-last Conv2d input
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
     calls.clear()
     frame_major.clear()
+    upsampled.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
     assert any(calls) == fused_residual_adds
     assert any(frame_major) == frame_major_norm_inputs
+    assert any(upsampled) == fused_upsample
     assert (got - eager).abs().max().item() <= FP32_TOLERANCE
     assert counters["stats"]["unique_graphs"] == 2
     assert not counters["graph_break"]

@@ -473,6 +473,64 @@ def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch
     assert got.dtype == torch.float32 and torch.equal(got, expected)
 
 
+def record_upsample_calls(monkeypatch) -> list[bool]:
+    """From now on, the ``channels_last`` of each upsample_nearest_2x call of the decoder."""
+    upsample_op, calls = decoder_module.upsample_nearest_2x, []
+    monkeypatch.setattr(decoder_module, "upsample_nearest_2x",
+                        lambda x, channels_last: calls.append(channels_last) or upsample_op(x, channels_last))
+    return calls
+
+
+@pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,batch", [(torch.float32, 2), (torch.bfloat16, 1)], ids=str)
+def test_fused_upsample_keeps_the_bits(device, impl, arch, dtype, batch, monkeypatch):
+    """FUSED_UPSAMPLE: every upsampler's Conv2d input comes from upsample_nearest_2x, in stock's layout here."""
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
+    calls = record_upsample_calls(monkeypatch)
+    stock, omni = pair(arch, dtype, device)
+    z = latents(arch, dtype, device, frames=3, batch=batch)
+    assert_same_decode(stock, omni, z, impl)
+    resamplers = [m for m in omni.decoder.modules() if getattr(m, "mode", None) in ("upsample2d", "upsample3d")]
+    assert len(calls) == 3 * len(resamplers) and not any(calls)  # off CUDA the conv keeps stock's layout
+
+
+def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
+    """With the conv-layout lever, the upsamplers' Conv2ds get channels_last input, each geometry checked once.
+
+    On CPU the check fails (oneDNN adds the bias inside the conv), so the decode stays
+    stock's; with the check forced to pass, the lever's 2-D convs run (no stock Conv2d
+    call after each geometry's check) and every geometry is checked once.
+    """
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    calls = record_upsample_calls(monkeypatch)
+    stock, omni = pair("wan2.1-tiny", torch.bfloat16)
+    z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2)
+    assert_same_decode(stock, omni, z)
+    assert calls and all(calls)
+    conv2d_verdicts = {key: ok for key, ok in decoder_module._channels_last_conv_verdicts.items() if len(key[1]) == 4}
+    assert conv2d_verdicts and not any(conv2d_verdicts.values())
+
+    checks, stock_conv2d_calls = [], []
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: checks.append(1) or True)
+    resampler_convs = {id(m.resample[1]) for m in omni.decoder.modules()
+                       if getattr(m, "mode", None) in ("upsample2d", "upsample3d")}
+    conv2d_forward = torch.nn.Conv2d.forward
+    monkeypatch.setattr(torch.nn.Conv2d, "forward", lambda self, x: (id(self) in resampler_convs
+                        and stock_conv2d_calls.append(x.shape)) or conv2d_forward(self, x))
+    with torch.no_grad():
+        omni.decode(z)  # the first call per geometry runs the stock-layout conv too, to check
+        assert len(checks) == len(decoder_module._channels_last_conv_verdicts) > len(conv2d_verdicts)
+        assert len(stock_conv2d_calls) == len(conv2d_verdicts)
+        stock_conv2d_calls.clear()
+        omni.decode(z)
+    assert len(checks) == len(decoder_module._channels_last_conv_verdicts)  # no re-checks
+    assert not stock_conv2d_calls  # every upsampler's Conv2d ran as the lever
+
+
 @cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize(
@@ -481,12 +539,13 @@ def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch
         ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
         ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
         ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
+        ("torch_wanops.decoder", "FUSED_UPSAMPLE", True),
     ],
-    ids=["computed-silu", "stock-norm-inputs", "fused-residual-adds"],
+    ids=["computed-silu", "stock-norm-inputs", "fused-residual-adds", "fused-upsample"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
-    modules; the residual adds in the convs' bias epilogue."""
+    modules; the residual adds in the convs' bias epilogue; the upsamplers through upsample_nearest_2x."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
     frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")

@@ -39,11 +39,13 @@ STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
 FUSED_RESIDUAL_VARIANT = "wanops-eager-fused-residual-adds"
+FUSED_UPSAMPLE_VARIANT = "wanops-eager-fused-upsample"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
     STOCK_NORM_INPUTS_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
     FUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
+    FUSED_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", True),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 # The residual-add lever changes the compiled graph too (Inductor owns the add without it):
@@ -69,6 +71,7 @@ class BenchConfig:
     computed_silu: bool = False
     stock_norm_inputs: bool = False
     fused_residual_adds: bool = False
+    fused_upsample: bool = False
 
 
 @dataclass
@@ -191,7 +194,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     vae = load_vae(config)
     z = make_latents(config, vae)
     wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs,
-              config.fused_residual_adds)
+              config.fused_residual_adds, config.fused_upsample)
     levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
     names = [*VARIANTS[:2], *levers]
     if config.compile:
