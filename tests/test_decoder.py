@@ -459,6 +459,56 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     assert torch.equal(outputs[True], outputs[False])
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("fused_upsample", [False, True])
+def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogue(arch, fused_upsample, monkeypatch):
+    """At each bias epilogue of the conv-layout lever no conv input is alive, and of the norms' inputs
+    at most the block input (its shortcut): what keeps a decode's memory peak down.
+
+    Fails if a local keeps a conv input or a block's intermediate activation (conv1's output,
+    the previous up block's output) alive through the next conv, as the walk did before.
+    """
+    import gc
+    import weakref
+
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", fused_upsample)
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    conv_inputs, norm_inputs, alive_at_epilogue = [], [], []
+    norm_op, upsample_op, bias_op = (decoder_module.rms_norm_cat_pad_5d, decoder_module.upsample_nearest_2x,
+                                     decoder_module.bias_add_contiguous)
+
+    def recording_norm(x, *args):
+        norm_inputs.append(weakref.ref(x))
+        padded, kept = norm_op(x, *args)
+        conv_inputs.append(weakref.ref(padded))
+        return padded, kept
+
+    def recording_upsample(x, channels_last):
+        out = upsample_op(x, channels_last)
+        conv_inputs.append(weakref.ref(out))
+        return out
+
+    def recording_bias_add(x, bias, residual=None):
+        gc.collect()
+        alive_at_epilogue.append((sum(ref() is not None for ref in conv_inputs),
+                                  sum(ref() is not None for ref in norm_inputs)))
+        return bias_op(x, bias, residual)
+
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", recording_norm)
+    monkeypatch.setattr(decoder_module, "upsample_nearest_2x", recording_upsample)
+    monkeypatch.setattr(decoder_module, "bias_add_contiguous", recording_bias_add)
+    _, omni = pair(arch, torch.bfloat16)
+    with torch.no_grad():
+        omni.decode(latents(arch, torch.bfloat16, "cpu", frames=2), return_dict=False)
+    assert alive_at_epilogue
+    # Wan2.2's up blocks also keep their input for the DupUp3D shortcut at their end, as stock's do.
+    most = 2 if "2.2" in arch else 1
+    assert all(inputs == 0 and norm_inputs_alive <= most for inputs, norm_inputs_alive in alive_at_epilogue), \
+        alive_at_epilogue
+
+
 def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch):
     """A shortcut whose dtype differs from the conv's (a hooked shortcut conv) gets stock's ``x + shortcut``."""
     monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", True)
@@ -467,8 +517,8 @@ def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch
     conv = torch.nn.Conv3d(4, 4, 3).to(torch.bfloat16)
     padded = torch.randn(1, 4, 3, 5, 6).to(torch.bfloat16).contiguous(memory_format=torch.channels_last_3d)
     residual = torch.randn(1, 4, 1, 3, 4)  # fp32
-    decoder_module._channels_last_conv(conv, padded, residual)  # the first call per geometry judges the conv
-    got = decoder_module._channels_last_conv(conv, padded, residual)
+    decoder_module._channels_last_conv(conv, lambda: padded, residual)  # the first call per geometry judges the conv
+    got = decoder_module._channels_last_conv(conv, lambda: padded, residual)
     expected = torch_wanops.bias_add_contiguous(conv._conv_forward(padded, conv.weight, None), conv.bias) + residual
     assert got.dtype == torch.float32 and torch.equal(got, expected)
 

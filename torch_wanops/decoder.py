@@ -191,21 +191,25 @@ FUSED_UPSAMPLE = False
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
 
 
-def _channels_last_conv(conv: nn.Module, padded: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
-    """``conv(padded) + residual`` from a channels-last ``padded``, returned contiguous as stock's is.
+def _channels_last_conv(
+    conv: nn.Module, conv_input: Callable[[], torch.Tensor], residual: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``conv(padded) + residual`` for ``padded = conv_input()`` channels-last, returned contiguous as stock's is.
 
-    ``conv`` is a Conv3d (5-D ``padded``, channels_last_3d) or a Conv2d (4-D, channels_last).
-    The first call per conv geometry also runs the stock-layout conv and keeps the lever
-    only if the two agree bit for bit; otherwise that geometry takes the stock layout
-    from then on. A call that cannot check (inside a CUDA graph capture, where
-    torch.equal would synchronise) takes the stock layout until one can. With
-    FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue.
+    ``conv`` is a Conv3d (5-D input, channels_last_3d) or a Conv2d (4-D, channels_last).
+    The input is built here and dropped as soon as the conv has run, before the bias
+    epilogue allocates its output: the largest conv input of a decode is not alive at
+    its memory peak. The first call per conv geometry also runs the stock-layout conv
+    and keeps the lever only if the two agree bit for bit; otherwise that geometry takes
+    the stock layout from then on. A call that cannot check (inside a CUDA graph
+    capture, where torch.equal would synchronise) takes the stock layout until one can.
+    With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue.
     """
+    padded = conv_input()
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
     fuse = FUSED_RESIDUAL_ADDS and residual is not None and residual.dtype == padded.dtype
 
-    def lever(fused: bool) -> torch.Tensor:
-        out = conv._conv_forward(padded, conv.weight, None)
+    def bias_epilogue(out: torch.Tensor, fused: bool) -> torch.Tensor:
         shortcut = residual if fused else None
         if out.dim() == 5:
             return bias_add_contiguous(out, conv.bias, shortcut)
@@ -213,28 +217,33 @@ def _channels_last_conv(conv: nn.Module, padded: torch.Tensor, residual: torch.T
         shortcut = None if shortcut is None else shortcut.unsqueeze(2)
         return bias_add_contiguous(out.unsqueeze(2), conv.bias, shortcut).squeeze(2)
 
-    def stock_layout() -> torch.Tensor:
+    def stock_layout(padded: torch.Tensor) -> torch.Tensor:
         return (nn.Conv3d if padded.dim() == 5 else nn.Conv2d).forward(conv, padded.contiguous())
 
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
-        out = lever(fuse)
-    else:
-        cudnn = torch.backends.cudnn
-        key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation, conv.groups,
-               padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
-        verdict = _channels_last_conv_verdicts.get(key)
-        if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
-            # The conv alone is judged: a residual added after rounding could hide a difference.
-            candidate, reference = lever(False), stock_layout()
-            verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
-            if not verdict:
-                logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout",
-                            key)
-            out, fuse = (candidate if verdict else reference), False
-        else:
-            out, fuse = (lever(fuse), fuse) if verdict else (stock_layout(), False)
-    return out if fuse else _add_residual(out, residual)
+        return _add_residual(bias_epilogue(conv._conv_forward(padded, conv.weight, None), fuse),
+                             None if fuse else residual)
+    cudnn = torch.backends.cudnn
+    key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation, conv.groups,
+           padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+    verdict = _channels_last_conv_verdicts.get(key)
+    if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
+        # The conv alone is judged: a residual added after rounding could hide a difference.
+        reference = stock_layout(padded)
+        out = conv._conv_forward(padded, conv.weight, None)
+        del padded
+        candidate = bias_epilogue(out, False)
+        del out
+        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
+        if not verdict:
+            logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
+        return _add_residual(candidate if verdict else reference, residual)
+    if not verdict:
+        return _add_residual(stock_layout(padded), residual)
+    out = conv._conv_forward(padded, conv.weight, None)
+    del padded
+    return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
 
 
 def _add_residual(x: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
@@ -297,16 +306,24 @@ def norm_act_conv(
         if dropout is not None:
             x = dropout(x)
         return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
-    padded = _padded_conv_input(
-        lambda cached, keep: rms_norm_cat_pad_5d(
-            x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last
-        ),
-        feat_cache,
-        feat_idx,
-    )
+
+    # Handed over, not kept (as stock's rebinding of x drops each step's input): once the conv
+    # input is built, x is dropped, and the conv input once the conv has run. Callers pass x
+    # as a temporary, so at the bias epilogue neither the block's intermediate activation nor
+    # the padded conv input is alive (the peak of a decode's memory is at such a moment).
+    conv_input = [
+        _padded_conv_input(
+            lambda cached, keep, x=x: rms_norm_cat_pad_5d(
+                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last
+            ),
+            feat_cache,
+            feat_idx,
+        )
+    ]
+    del x
     if channels_last:
-        return _channels_last_conv(conv, padded, residual)
-    return _add_residual(nn.Conv3d.forward(conv, padded), residual)
+        return _channels_last_conv(conv, conv_input.pop, residual)
+    return _add_residual(nn.Conv3d.forward(conv, conv_input.pop()), residual)
 
 
 def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -323,10 +340,12 @@ def residual_block(
     if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
-    x = norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs)
+    # conv1's output goes to the second step as a temporary, which then owns it (and drops it
+    # once its conv input is built): no local keeps it alive through conv2.
     return norm_act_conv(
-        block.norm2, block.nonlinearity, block.dropout, block.conv2, x, feat_cache, feat_idx, channels_last_convs,
-        residual=shortcut,
+        block.norm2, block.nonlinearity, block.dropout, block.conv2,
+        norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs),
+        feat_cache, feat_idx, channels_last_convs, residual=shortcut,
     )
 
 
@@ -367,8 +386,9 @@ def upsample_conv(resample_layers: nn.Module, x: torch.Tensor, channels_last_con
         and conv.weight.is_contiguous()
         and _channels_last_conv_input_ok(x)  # then stock's Conv2d input is contiguous
     )
-    upsampled = upsample_nearest_2x(x, channels_last)
-    return _channels_last_conv(conv, upsampled) if channels_last else conv(upsampled)
+    if channels_last:
+        return _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True))
+    return conv(upsample_nearest_2x(x, False))
 
 
 def resample(
@@ -475,12 +495,15 @@ class OmniWanDecoder(WanDecoder3d):
         # A channels-last decode (latents and conv weights channels_last_3d) was not
         # bit-exact with the lever on the H200: channels-last latents keep stock's layout.
         channels_last = self.channels_last_convs and not is_channels_last(x)
-        x = causal_conv(self.conv_in, x, feat_cache, feat_idx)
-        x = mid_block(self.mid_block, x, feat_cache, feat_idx, channels_last)
+        # Each stage's output is handed to the next as a temporary through this one-slot list,
+        # not kept in a local: a local would hold every up block's input through the whole
+        # block (a full-size activation alive at the decode's memory peak).
+        stage = [causal_conv(self.conv_in, x, feat_cache, feat_idx)]
+        stage.append(mid_block(self.mid_block, stage.pop(), feat_cache, feat_idx, channels_last))
         for block in self.up_blocks:
-            x = up_block(block, x, feat_cache, feat_idx, first_chunk, zero_rep, channels_last)
+            stage.append(up_block(block, stage.pop(), feat_cache, feat_idx, first_chunk, zero_rep, channels_last))
         return norm_act_conv(
-            self.norm_out, self.nonlinearity, None, self.conv_out, x, feat_cache, feat_idx, channels_last
+            self.norm_out, self.nonlinearity, None, self.conv_out, stage.pop(), feat_cache, feat_idx, channels_last
         )
 
 

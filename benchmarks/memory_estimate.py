@@ -1,0 +1,112 @@
+"""Which tensors are alive at a decode's peak, estimated without a GPU: the decode on the meta device.
+
+    python benchmarks/memory_estimate.py --model wan2.1 --dtype bf16 --size 480x832 --frames 81
+
+Runs one decode with meta tensors (shapes and strides only, no data, seconds on a CPU) under a
+dispatch mode that counts the bytes of every storage an op creates while a tensor still refers
+to it, and reports the highest total with the ops that made the storages alive then. It sees
+tensors only: no cuDNN workspace, no caching-allocator rounding, so it explains the measured
+peak (benchmarks/memory_decode.py on the GPU) rather than reproducing it. The conv-layout lever
+is CUDA-only; --channels-last-convs forces it (and its per-geometry check to pass) to model the
+CUDA bf16 path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch_wanops  # noqa: E402
+from torch_wanops import decoder as decoder_module  # noqa: E402
+from torch_wanops.bench import DTYPES  # noqa: E402
+from torch_wanops.configs import build_vae, latent_shape  # noqa: E402
+
+
+class LiveStorages(TorchDispatchMode):
+    """Bytes of the storages ops created that some tensor still refers to; the peak and who made it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: dict[int, int] = collections.Counter()  # storage -> live tensors referring to it
+        self.made_by: dict[int, tuple[str, int]] = {}  # storage -> (op, bytes)
+        self.live = self.peak = 0
+        self.at_peak: list[tuple[str, int]] = []
+        self.known: set[int] = set()  # storages created before this mode (weights, inputs): not counted
+
+    def _release(self, key: int) -> None:
+        self.refs[key] -= 1
+        if self.refs[key] == 0 and key in self.made_by:
+            self.live -= self.made_by.pop(key)[1]
+            del self.refs[key]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {t.untyped_storage()._cdata for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        for tensor in tree_flatten(out)[0]:
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            key = tensor.untyped_storage()._cdata
+            if key not in inputs and key not in self.refs and key not in self.known:
+                nbytes = tensor.untyped_storage().nbytes()
+                self.made_by[key] = (func.overloadpacket.__name__, nbytes)
+                self.live += nbytes
+                if self.live > self.peak:
+                    self.peak, self.at_peak = self.live, list(self.made_by.values())
+            if key in self.made_by:
+                self.refs[key] += 1
+                weakref.finalize(tensor, self._release, key)
+        return out
+
+
+def estimate(vae, z: torch.Tensor) -> LiveStorages:
+    tracker = LiveStorages()
+    tracker.known = {t.untyped_storage()._cdata for t in (*vae.parameters(), *vae.buffers(), z)}
+    with torch.no_grad(), tracker:
+        vae.decode(z, return_dict=False)
+    return tracker
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="wan2.1")
+    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
+    parser.add_argument("--size", default="480x832")
+    parser.add_argument("--frames", type=int, default=81)
+    parser.add_argument("--channels-last-convs", action="store_true",
+                        help="model the CUDA bf16 conv-layout lever (forced on, its check forced to pass)")
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args()
+
+    height, width = (int(v) for v in args.size.split("x"))
+    dtype = DTYPES[args.dtype]
+    vae = build_vae(args.model, dtype=dtype, device="meta")
+    z = torch.empty(latent_shape(args.model, height, width, args.frames), dtype=dtype, device="meta")
+    if args.channels_last_convs:
+        decoder_module._channels_last_convs_supported = lambda x: x.dtype == torch.bfloat16
+        decoder_module._same_bits = lambda a, b: True
+    for name in ("diffusers", "wanops"):
+        if name == "wanops":
+            torch_wanops.apply_to(vae)
+            decoder_module._channels_last_conv_verdicts.clear()
+            estimate(vae, z)  # the first decode also runs each geometry's check
+        tracker = estimate(vae, z)
+        by_op: dict[str, list[int]] = collections.defaultdict(list)
+        for op, nbytes in tracker.at_peak:
+            by_op[op].append(nbytes)
+        print(f"{name}: peak {tracker.peak / 2**30:.2f} GiB of tensors in {len(tracker.at_peak)} storages")
+        for op, sizes in sorted(by_op.items(), key=lambda kv: -sum(kv[1]))[: args.top]:
+            sizes_mib = ", ".join(f"{s / 2**20:.0f}" for s in sorted(sizes, reverse=True)[:5])
+            print(f"  {sum(sizes) / 2**30:6.3f} GiB {len(sizes):4d} x {op} ({sizes_mib} MiB ...)")
+
+
+if __name__ == "__main__":
+    main()
