@@ -27,8 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_wanops  # noqa: E402
 from torch_wanops import decoder as decoder_module  # noqa: E402
-from torch_wanops.bench import DTYPES  # noqa: E402
-from torch_wanops.configs import build_vae, latent_shape  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
 
 
 class LiveStorages(TorchDispatchMode):
@@ -77,19 +76,13 @@ def estimate(vae, z: torch.Tensor) -> LiveStorages:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="wan2.1")
-    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
-    parser.add_argument("--size", default="480x832")
-    parser.add_argument("--frames", type=int, default=81)
+    add_decode_case_arguments(parser)
     parser.add_argument("--channels-last-convs", action="store_true",
                         help="model the CUDA bf16 conv-layout lever (forced on, its check forced to pass)")
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
 
-    height, width = (int(v) for v in args.size.split("x"))
-    dtype = DTYPES[args.dtype]
-    vae = build_vae(args.model, dtype=dtype, device="meta")
-    z = torch.empty(latent_shape(args.model, height, width, args.frames), dtype=dtype, device="meta")
+    vae, z = decode_case(args, "meta")
     if args.channels_last_convs:
         decoder_module._channels_last_convs_supported = lambda x: x.dtype == torch.bfloat16
         decoder_module._same_bits = lambda a, b: True

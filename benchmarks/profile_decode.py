@@ -20,8 +20,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_wanops  # noqa: E402
-from torch_wanops.bench import DTYPES  # noqa: E402
-from torch_wanops.configs import build_vae, latent_shape  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
 
 
 def kernel_table(prof: torch.profiler.profile, top: int) -> tuple[float, list[str]]:
@@ -54,19 +53,13 @@ def op_table(prof: torch.profiler.profile, top: int) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="wan2.1")
-    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
-    parser.add_argument("--size", default="480x832")
-    parser.add_argument("--frames", type=int, default=81)
+    add_decode_case_arguments(parser)
     parser.add_argument("--variants", nargs="+", default=["diffusers-eager", "wanops-eager"])
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args()
 
-    height, width = (int(v) for v in args.size.split("x"))
-    vae = build_vae(args.model, dtype=DTYPES[args.dtype], device="cuda")
-    z = torch.randn(latent_shape(args.model, height, width, args.frames), generator=torch.Generator().manual_seed(0))
-    z = z.to("cuda", DTYPES[args.dtype])
+    vae, z = decode_case(args, "cuda")
     os.makedirs(args.out, exist_ok=True)
     for variant in args.variants:
         if variant == "wanops-eager":

@@ -9,6 +9,7 @@ against ``diffusers-eager`` with ``torch.equal``.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import logging
@@ -27,7 +28,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanDecoder3d
 import torch_wanops
 from torch_wanops import _backend
 from torch_wanops.compile import recompile_headroom
-from torch_wanops.configs import build_vae
+from torch_wanops.configs import build_vae, latent_shape
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,25 @@ def load_vae(config: BenchConfig) -> AutoencoderKLWan:
                 fmt = torch.channels_last_3d if module.weight.dim() == 5 else torch.channels_last
                 module.weight.data = module.weight.data.contiguous(memory_format=fmt)
     return vae
+
+
+def add_decode_case_arguments(parser: argparse.ArgumentParser) -> None:
+    """--model, --dtype, --size HxW and --frames: one decode, as the benchmark scripts take it."""
+    parser.add_argument("--model", default="wan2.1")
+    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
+    parser.add_argument("--size", default="480x832")
+    parser.add_argument("--frames", type=int, default=81)
+
+
+def decode_case(args: argparse.Namespace, device: str) -> tuple[AutoencoderKLWan, torch.Tensor]:
+    """The VAE (random seeded weights) and seeded latents that ``args`` name, on ``device`` (meta: shapes only)."""
+    height, width = (int(v) for v in args.size.split("x"))
+    dtype = DTYPES[args.dtype]
+    vae = build_vae(args.model, dtype=dtype, device=device)
+    shape = latent_shape(args.model, height, width, args.frames)
+    if device == "meta":
+        return vae, torch.empty(shape, dtype=dtype, device=device)
+    return vae, torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(device, dtype)
 
 
 def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
