@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers | ops
+#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers | ops | sweep-bias-add
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,10 +9,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|sweep-bias-add|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|sweep-bias-add|decode" >&2
     exit 2 ;;
 esac
 
@@ -76,6 +76,9 @@ case "$1" in
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"
+    ;;
+  sweep-bias-add)  # bias_add_contiguous's tile (Inductor's transpose of the same tensor was 1.56x faster)
+    python3 benchmarks/sweep_tiles.py --bias-add 2>&1 | tee "$out/sweep_bias_add.txt"
     ;;
   decode)  # decode DTYPE SIZE: both models, stock and wanops, eager and compiled (one cell of the matrix)
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes "${2:?decode needs DTYPE SIZE}" --sizes "${3:?decode needs DTYPE SIZE}" \

@@ -2,6 +2,7 @@
 
     python benchmarks/sweep_tiles.py                 # the plain copy (cat_pad_5d)
     python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
+    python benchmarks/sweep_tiles.py --bias-add      # bias_add_contiguous's transposing tile
 """
 
 from __future__ import annotations
@@ -27,10 +28,43 @@ CASES = [  # (label, channels, frames, height, width, layout); "transposing": NC
 ]
 
 
+# bias_add_contiguous inputs: the lever's channels-last conv outputs (channels, frames, height, width).
+BIAS_CASES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (96, 4, 960, 1664)]
+
+
+def sweep_bias_add() -> None:
+    """bias_add_contiguous over (BLOCK_C, BLOCK_W, warps); the whole-output copy as the ceiling."""
+    original = _backend.transpose_tile
+    for channels, frames, height, width in BIAS_CASES:
+        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+        bias = torch.randn(channels, device="cuda", dtype=torch.bfloat16)
+        nbytes = 2 * x.numel() * x.element_size()
+        label = f"{channels}ch {frames}f {height}x{width}"
+        for block_c in (16, 32, 64, 128):
+            for block_w in (16, 32, 64, 128):
+                for warps in (4, 8):
+                    _backend.transpose_tile = lambda c, w, tile=(block_c, block_w, warps): tile
+                    ms = triton.testing.do_bench(lambda: torch_wanops.bias_add_contiguous(x, bias),
+                                                 return_mode="median")
+                    print(f"{label:<18} block_c {block_c:>3} block_w {block_w:>3} warps {warps}: "
+                          f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
+        _backend.transpose_tile = original
+        ms = triton.testing.do_bench(lambda: torch_wanops.bias_add_contiguous(x, bias), return_mode="median")
+        print(f"{label:<18} default tile {original(channels, width)}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
+        src, dst = torch.randn_like(x), torch.empty_like(x)
+        ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
+        print(f"{label:<18} copy of the output: {ms:.4f} ms", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
+    parser.add_argument("--bias-add", action="store_true", help="sweep bias_add_contiguous instead")
     args = parser.parse_args()
+    if args.bias_add:
+        sweep_bias_add()
+        return
     original = _backend.line_tile
     for label, channels, frames, height, width, layout in CASES:
         if layout == "transposing" and not args.norm:

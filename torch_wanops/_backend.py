@@ -148,6 +148,18 @@ def line_tile(channels: int, width: int, channels_fastest: bool, arithmetic: boo
     return fit_grid_axis(channels, block_c), fit_grid_axis(width, block_w), 4
 
 
+def transpose_tile(channels: int, width: int) -> tuple[int, int, int]:
+    """(BLOCK_C, BLOCK_W, num_warps) for bias_add_contiguous's (channels x width) tile of one line.
+
+    It reads channel-fastest (a channels-last conv output) and writes width-fastest, so
+    both axes need blocks long enough to coalesce: 32 x 32 so far; the sweep
+    (benchmarks/sweep_tiles.py --bias-add) has yet to run on a GPU.
+    """
+    block_c = fit_grid_axis(channels, min(32, next_power_of_2(channels)))
+    block_w = fit_grid_axis(width, min(32, next_power_of_2(width)))
+    return block_c, block_w, 4
+
+
 # CUDA caps a launch grid's y and z dimensions at 65535 blocks.
 GRID_YZ_LIMIT = 65535
 

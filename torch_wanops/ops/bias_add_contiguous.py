@@ -57,9 +57,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) 
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if out.numel() == 0:
         return out
-    # 32 x 32 tiles: both the channel-fastest reads and the width-fastest writes stay coalesced.
-    block_c = _backend.fit_grid_axis(channels, min(32, _backend.next_power_of_2(channels)))
-    block_w = _backend.fit_grid_axis(width, min(32, _backend.next_power_of_2(width)))
+    block_c, block_w, warps = _backend.transpose_tile(channels, width)
     grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
     # Without a residual the kernel never reads residual_ptr; x stands in for it.
     has_residual = residual is not None
@@ -71,7 +69,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) 
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,
             BLOCK_W=block_w,
-            num_warps=4,
+            num_warps=warps,
         )
     return out
 
