@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
-#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers | ops | sweep-bias-add
+#   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers-tests | levers [MODEL]
+#                                 | ops | sweep-bias-add
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,10 +10,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|sweep-bias-add|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-bias-add|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers|ops|sweep-bias-add|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-bias-add|decode" >&2
     exit 2 ;;
 esac
 
@@ -66,13 +67,18 @@ case "$1" in
     wait || true
     tail -n 3 "$out"/sanitizer_*.log
     ;;
-  levers)  # the levers' CUDA exactness tests, the norm kernel's variants, then decodes with each lever toggled
+  levers-tests)  # the levers' CUDA exactness tests, then the norm kernel's variants
     run_parallel pytest_levers -k "cuda and (channels_last_convs or silu or switches or permuted or real_decoder_sizes)" \
       tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_upsample_nearest_2x.py \
       tests/test_decoder.py
     python3 benchmarks/inspect_cat_pad_kernel.py 2>&1 | tee "$out/inspect_cat_pad_kernel.log" | grep -v "^  "
-    python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes bf16 --sizes 480x832 --compile-cases \
-      --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds --fused-upsample --out "$out/levers"
+    ;;
+  levers)  # levers [MODEL]: bf16 480x832 decodes with each lever toggled, eager and compiled (~5 min per model:
+    # on a two-GPU host run one model per GPU)
+    # shellcheck disable=SC2086
+    python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes bf16 --sizes 480x832 \
+      --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds \
+      --fused-upsample --out "$out/levers${2:+_$2}"  # one decode.json per process
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"
