@@ -9,9 +9,9 @@ cache from ``cat_pad_5d`` in one pass, or, where a norm and SiLU precede it (res
 blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; every
 Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; with
 FUSED_UPSAMPLE every upsampler's Conv2d input comes from ``upsample_nearest_2x``.
-Attention, the upsamplers' layers otherwise, and norms in layouts the fused op does not
-mirror are the stock child modules, called as they are. A child of a type the walk does not know, or one
-carrying hooks, runs its own stock ``forward``.
+Attention, the upsamplers' layers otherwise, and norms in layouts the fused op does
+not mirror are the stock child modules, called as they are. A child of a type the
+walk does not know, or one carrying hooks, runs its own stock ``forward``.
 """
 
 from __future__ import annotations
