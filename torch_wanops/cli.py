@@ -25,7 +25,7 @@ LEVERS = (
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16, with channels_last_convs"),
-    ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; its Conv2d channels-last as channels_last_convs"),
+    ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")
