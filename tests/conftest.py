@@ -1,9 +1,14 @@
+import atexit
 import os
+import shutil
 import tempfile
 
-# A private Inductor cache per test session: the on-disk FX graph cache does not key on
-# a custom op's fake, so a cache left by older code could replay stale output layouts.
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="wanops-inductor-"))
+# A private Inductor cache per test session, removed at exit: the on-disk FX graph cache
+# does not key on a custom op's fake, so a cache left by older code could replay stale
+# output layouts.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="wanops-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
