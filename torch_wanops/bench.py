@@ -290,7 +290,8 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
-    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS, FUSED_RESIDUAL_COMPILED_VARIANT) if any(r["variant"] == v for res in results for r in res["rows"])]
+    measured = {row["variant"] for result in results for row in result["rows"]}
+    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS, FUSED_RESIDUAL_COMPILED_VARIANT) if v in measured]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):
