@@ -45,6 +45,9 @@ def render(results: list[dict]) -> str:
             diff = "" if row["bit_exact"] in (None, True) else f"{row['max_abs_diff']:.3g} / {row['psnr_db']:.1f} dB"
             lines.append(f"| {key(result)} | {row['variant']} | {row['median_s']:.3f} | {row['speedup']:.2f}x | "
                          f"{exact} | {peak} | {row['first_call_s']:.1f} | {diff} |")
+    codes = [f"- {key(result)}: {result['code']}" for result in results if "code" in result]
+    if codes:  # a matrix whose cells were measured on different code says which
+        lines += ["", "Code measured, per case:", *codes]
     return "\n".join(lines) + "\n"
 
 
@@ -63,11 +66,10 @@ def main() -> None:
                         help="also time wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE off")
     parser.add_argument("--stock-norm-inputs", action="store_true",
                         help="also time wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off")
-    parser.add_argument("--fused-residual-adds", action="store_true",
-                        help="also time wanops with decoder.FUSED_RESIDUAL_ADDS on (eager, and compiled in "
-                             "--compile-cases)")
-    parser.add_argument("--fused-upsample", action="store_true",
-                        help="also time wanops eager with decoder.FUSED_UPSAMPLE on")
+    parser.add_argument("--unfused-residual-adds", action="store_true",
+                        help="also time wanops eager with decoder.FUSED_RESIDUAL_ADDS off")
+    parser.add_argument("--stock-upsample", action="store_true",
+                        help="also time wanops eager with decoder.FUSED_UPSAMPLE off")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")
@@ -89,8 +91,8 @@ def main() -> None:
                                          repeat=args.repeat, stock_conv_layout=args.stock_conv_layout,
                                          computed_silu=args.computed_silu,
                                          stock_norm_inputs=args.stock_norm_inputs,
-                                         fused_residual_adds=args.fused_residual_adds,
-                                         fused_upsample=args.fused_upsample)
+                                         unfused_residual_adds=args.unfused_residual_adds,
+                                         stock_upsample=args.stock_upsample)
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

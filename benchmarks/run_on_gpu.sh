@@ -2,7 +2,7 @@
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
 #   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers-tests | levers [MODEL]
-#                                 | ops | sweep-bias-add
+#                                 | ops | sweep-transposes
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +10,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-bias-add|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-transposes|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-bias-add|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-transposes|decode" >&2
     exit 2 ;;
 esac
 
@@ -77,14 +77,17 @@ case "$1" in
     # on a two-GPU host run one model per GPU)
     # shellcheck disable=SC2086
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes bf16 --sizes 480x832 \
-      --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --fused-residual-adds \
-      --fused-upsample --out "$out/levers${2:+_$2}"  # one decode.json per process
+      --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --unfused-residual-adds \
+      --stock-upsample --out "$out/levers${2:+_$2}"  # one decode.json per process
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"
     ;;
-  sweep-bias-add)  # bias_add_contiguous's tile (Inductor's transpose of the same tensor was 1.56x faster)
-    python3 benchmarks/sweep_tiles.py --bias-add 2>&1 | tee "$out/sweep_bias_add.txt"
+  sweep-transposes)  # the tiles of the two transposing passes: bias_add_contiguous (Inductor's transpose of the
+    # same tensor was 1.56x faster) and upsample_nearest_2x into channels_last (~0.55 TB/s in the session-7 profile)
+    python3 benchmarks/sweep_tiles.py --bias-add > "$out/sweep_bias_add.txt" 2>&1 &
+    python3 benchmarks/sweep_tiles.py --upsample > "$out/sweep_upsample.txt" 2>&1 &
+    wait
     ;;
   decode)  # decode DTYPE SIZE: both models, stock and wanops, eager and compiled (one cell of the matrix)
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes "${2:?decode needs DTYPE SIZE}" --sizes "${3:?decode needs DTYPE SIZE}" \

@@ -3,6 +3,7 @@
     python benchmarks/sweep_tiles.py                 # the plain copy (cat_pad_5d)
     python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
     python benchmarks/sweep_tiles.py --bias-add      # bias_add_contiguous's transposing tile
+    python benchmarks/sweep_tiles.py --upsample      # upsample_nearest_2x's (transposing) line tile
 """
 
 from __future__ import annotations
@@ -30,40 +31,63 @@ CASES = [  # (label, channels, frames, height, width, layout); "transposing": NC
 
 # bias_add_contiguous inputs: the lever's channels-last conv outputs (channels, frames, height, width).
 BIAS_CASES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (96, 4, 960, 1664)]
+# upsample_nearest_2x inputs (channels, frames, height, width): Wan2.1's upsamplers at 480x832 and
+# one at 720x1280. Channels-last output from NCDHW x: a transposing copy that writes 4x what it reads.
+UPSAMPLE_CASES = [(192, 4, 240, 416), (384, 4, 120, 208), (384, 2, 60, 104), (192, 4, 360, 640)]
+
+
+def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, nbytes: int, out: torch.Tensor) -> None:
+    """Time ``op`` per (BLOCK_C, BLOCK_W, warps) from ``_backend.<tile_function>``; a copy of ``out`` is the ceiling."""
+    original = getattr(_backend, tile_function)
+    try:
+        for block_c in (16, 32, 64, 128, 256):
+            for block_w in (16, 32, 64, 128):
+                for warps in (4, 8):
+                    setattr(_backend, tile_function, lambda *args, tile=(block_c, block_w, warps), **kwargs: tile)
+                    ms = triton.testing.do_bench(op, return_mode="median")
+                    print(f"{label:<18} block_c {block_c:>3} block_w {block_w:>3} warps {warps}: "
+                          f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
+    finally:
+        setattr(_backend, tile_function, original)
+    ms = triton.testing.do_bench(op, return_mode="median")
+    print(f"{label:<18} default tile {original(*default_args)}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
+    src, dst = torch.randn_like(out), torch.empty_like(out)
+    ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
+    print(f"{label:<18} copy of the output: {ms:.4f} ms", flush=True)
 
 
 def sweep_bias_add() -> None:
-    """bias_add_contiguous over (BLOCK_C, BLOCK_W, warps); the whole-output copy as the ceiling."""
-    original = _backend.transpose_tile
+    """bias_add_contiguous's transposing tile."""
     for channels, frames, height, width in BIAS_CASES:
         x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
         x = x.contiguous(memory_format=torch.channels_last_3d)
         bias = torch.randn(channels, device="cuda", dtype=torch.bfloat16)
-        nbytes = 2 * x.numel() * x.element_size()
-        label = f"{channels}ch {frames}f {height}x{width}"
-        for block_c in (16, 32, 64, 128):
-            for block_w in (16, 32, 64, 128):
-                for warps in (4, 8):
-                    _backend.transpose_tile = lambda c, w, tile=(block_c, block_w, warps): tile
-                    ms = triton.testing.do_bench(lambda: torch_wanops.bias_add_contiguous(x, bias),
-                                                 return_mode="median")
-                    print(f"{label:<18} block_c {block_c:>3} block_w {block_w:>3} warps {warps}: "
-                          f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
-        _backend.transpose_tile = original
-        ms = triton.testing.do_bench(lambda: torch_wanops.bias_add_contiguous(x, bias), return_mode="median")
-        print(f"{label:<18} default tile {original(channels, width)}: {ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
-        src, dst = torch.randn_like(x), torch.empty_like(x)
-        ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
-        print(f"{label:<18} copy of the output: {ms:.4f} ms", flush=True)
+        sweep_block_tiles(f"{channels}ch {frames}f {height}x{width}",
+                          lambda x=x, bias=bias: torch_wanops.bias_add_contiguous(x, bias),
+                          "transpose_tile", (channels, width), 2 * x.numel() * x.element_size(), x)
+
+
+def sweep_upsample() -> None:
+    """upsample_nearest_2x with channels_last output (the conv-layout lever's), through cat_pad_5d's line tile."""
+    for channels, frames, height, width in UPSAMPLE_CASES:
+        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+        out = torch_wanops.upsample_nearest_2x(x, True)
+        sweep_block_tiles(f"{channels}ch {frames}f {height}x{width}",
+                          lambda x=x: torch_wanops.upsample_nearest_2x(x, True),
+                          "line_tile", (channels, 2 * width, True), (x.numel() + out.numel()) * 2, out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
     parser.add_argument("--bias-add", action="store_true", help="sweep bias_add_contiguous instead")
+    parser.add_argument("--upsample", action="store_true", help="sweep upsample_nearest_2x instead")
     args = parser.parse_args()
     if args.bias_add:
         sweep_bias_add()
+        return
+    if args.upsample:
+        sweep_upsample()
         return
     original = _backend.line_tile
     for label, channels, frames, height, width, layout in CASES:

@@ -60,40 +60,24 @@ def test_bench_lever_variants(monkeypatch):
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
                                repeat=1, stock_conv_layout=True, computed_silu=True,
-                               stock_norm_inputs=True, fused_residual_adds=True,
-                               fused_upsample=True)
+                               stock_norm_inputs=True, unfused_residual_adds=True,
+                               stock_upsample=True)
     rows = bench.run_bench(config)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU the levers keep the exact stock arithmetic
-    assert seen[1][1:] == (True, True, True, False, False)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, False, False) in seen
-    assert (bench.COMPUTED_SILU_VARIANT, False, True, True, False, False) in seen
-    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False, False, False) in seen
-    assert (bench.FUSED_RESIDUAL_VARIANT, True, True, True, True, False) in seen
-    assert (bench.FUSED_UPSAMPLE_VARIANT, True, True, True, False, True) in seen
+    assert seen[1][1:] == (True, True, True, True, True)
+    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, True, True) in seen
+    assert (bench.COMPUTED_SILU_VARIANT, False, True, True, True, True) in seen
+    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False, True, True) in seen
+    assert (bench.UNFUSED_RESIDUAL_VARIANT, True, True, True, False, True) in seen
+    assert (bench.STOCK_UPSAMPLE_VARIANT, True, True, True, True, False) in seen
     assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is True
-    assert decoder_module.FUSED_RESIDUAL_ADDS is False and decoder_module.FUSED_UPSAMPLE is False
+    assert decoder_module.FUSED_RESIDUAL_ADDS is True and decoder_module.FUSED_UPSAMPLE is True
 
 
-def test_bench_compiled_lever_variant_compiles_with_the_switch_flipped(monkeypatch):
-    """wanops-compiled-fused-residual-adds compiles (traces) with FUSED_RESIDUAL_ADDS on, then restores it."""
-    import importlib
-
-    decoder_module = importlib.import_module("torch_wanops.decoder")
-    flags = []
-
-    def recording_compile_vae(vae, enabled):
-        flags.append(decoder_module.FUSED_RESIDUAL_ADDS)
-        return True
-
-    monkeypatch.setattr(bench.torch_wanops, "compile_vae", recording_compile_vae)
+def test_bench_unknown_variant_is_refused():
     vae = bench.load_vae(bench.BenchConfig(model="wan2.1-tiny", dtype="fp32", height=32, width=32, frames=5,
                                            device="cpu"))
-    for name in ("wanops-compiled", bench.FUSED_RESIDUAL_COMPILED_VARIANT):
-        with bench.variant(vae, name):
-            pass
-    assert flags == [False, True]
-    assert decoder_module.FUSED_RESIDUAL_ADDS is False
     with pytest.raises(ValueError, match="unknown variant"):
         with bench.variant(vae, "wanops-compiled-no-such-lever"):
             pass

@@ -535,14 +535,16 @@ def record_upsample_calls(monkeypatch) -> list[bool]:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype,batch", [(torch.float32, 2), (torch.bfloat16, 1)], ids=str)
 def test_fused_upsample_keeps_the_bits(device, impl, arch, dtype, batch, monkeypatch):
-    """FUSED_UPSAMPLE: every upsampler's Conv2d input comes from upsample_nearest_2x, in stock's layout here."""
+    """FUSED_UPSAMPLE: every upsampler's Conv2d input comes from upsample_nearest_2x, channels_last
+    exactly where the conv-layout lever is on (CUDA bf16)."""
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
     calls = record_upsample_calls(monkeypatch)
     stock, omni = pair(arch, dtype, device)
     z = latents(arch, dtype, device, frames=3, batch=batch)
     assert_same_decode(stock, omni, z, impl)
     resamplers = [m for m in omni.decoder.modules() if getattr(m, "mode", None) in ("upsample2d", "upsample3d")]
-    assert len(calls) == 3 * len(resamplers) and not any(calls)  # off CUDA the conv keeps stock's layout
+    channels_last = device == "cuda" and dtype == torch.bfloat16
+    assert len(calls) == 3 * len(resamplers) and all(call == channels_last for call in calls)
 
 
 def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
@@ -588,14 +590,14 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
     [
         ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
         ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
-        ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
-        ("torch_wanops.decoder", "FUSED_UPSAMPLE", True),
+        ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
+        ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
     ],
-    ids=["computed-silu", "stock-norm-inputs", "fused-residual-adds", "fused-upsample"],
+    ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
-    modules; the residual adds in the convs' bias epilogue; the upsamplers through upsample_nearest_2x."""
+    modules; the residual adds outside the convs' bias epilogue; the upsamplers through stock's modules."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
     frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")

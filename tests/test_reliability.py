@@ -141,7 +141,7 @@ def test_without_triton_the_ops_take_the_reference(monkeypatch):
     from torch_wanops import _backend
 
     # What an install without triton looks like to the ops: no kernel modules.
-    for name in ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous"):
+    for name in ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x"):
         monkeypatch.setattr(importlib.import_module(f"torch_wanops.ops.{name}"), "_kernels", None)
     for device in DEVICES:
         assert _backend.implementation_name(device, torch.bfloat16, None) == "reference"

@@ -39,19 +39,16 @@ VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-com
 STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-stock-conv-layout"
 COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
-FUSED_RESIDUAL_VARIANT = "wanops-eager-fused-residual-adds"
-FUSED_UPSAMPLE_VARIANT = "wanops-eager-fused-upsample"
+UNFUSED_RESIDUAL_VARIANT = "wanops-eager-unfused-residual-adds"
+STOCK_UPSAMPLE_VARIANT = "wanops-eager-stock-upsample"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
     STOCK_NORM_INPUTS_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
-    FUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", True),
-    FUSED_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", True),
+    UNFUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
+    STOCK_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
-# The residual-add lever changes the compiled graph too (Inductor owns the add without it):
-# with compile=True it also gets a compiled row, the measurement its default waits for.
-FUSED_RESIDUAL_COMPILED_VARIANT = "wanops-compiled-fused-residual-adds"
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -71,8 +68,8 @@ class BenchConfig:
     stock_conv_layout: bool = False
     computed_silu: bool = False
     stock_norm_inputs: bool = False
-    fused_residual_adds: bool = False
-    fused_upsample: bool = False
+    unfused_residual_adds: bool = False
+    stock_upsample: bool = False
 
 
 @dataclass
@@ -157,7 +154,7 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     """Put ``vae`` in the state of one variant for the duration of the block."""
     decoder = vae.decoder
     stack = contextlib.ExitStack()
-    lever = LEVER_SWITCHES.get(name.replace("-compiled-", "-eager-"))
+    lever = LEVER_SWITCHES.get(name)
     if lever is not None:
         module_name, attribute, value = lever
         if module_name is None:
@@ -165,7 +162,7 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
             stack.callback(delattr, decoder, attribute)
         else:
             _switch(stack, module_name, attribute, value)
-        name = "wanops-compiled" if name.startswith("wanops-compiled-") else "wanops-eager"
+        name = "wanops-eager"
     if name == "diffusers-eager":
         torch_wanops.restore(vae)
     elif name == "wanops-eager":
@@ -214,13 +211,11 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     vae = load_vae(config)
     z = make_latents(config, vae)
     wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs,
-              config.fused_residual_adds, config.fused_upsample)
+              config.unfused_residual_adds, config.stock_upsample)
     levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
     names = [*VARIANTS[:2], *levers]
     if config.compile:
         names += VARIANTS[2:]
-        if config.fused_residual_adds:
-            names.append(FUSED_RESIDUAL_COMPILED_VARIANT)
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     for name in names:
@@ -251,6 +246,9 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
             quality = psnr(out, reference)
         del out
         rows.append(Row(name, statistics.median(times), None, exact, peak, first, times, max_abs, quality))
+        if progress:  # each variant's numbers as soon as they exist: a run cut short still reports them
+            peak_text = "-" if peak is None else f"{peak / 2**30:.2f} GiB"
+            progress(f"{name}: median {rows[-1].median_s:.3f} s, bit-exact {exact}, peak {peak_text}, first {first:.1f} s")
     for row in rows:
         row.speedup = rows[0].median_s / row.median_s
     result = environment(config.device)
@@ -291,7 +289,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from exc
     measured = {row["variant"] for result in results for row in result["rows"]}
-    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS, FUSED_RESIDUAL_COMPILED_VARIANT) if v in measured]
+    variants = [v for v in (*VARIANTS, *LEVER_VARIANTS) if v in measured]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results) + 2), 4))
     width = 0.8 / len(variants)
     for i, name in enumerate(variants):

@@ -7,9 +7,9 @@ and its ``forward`` keeps the stock cache protocol (the per-conv cache list,
 walks the module tree itself: every padded causal conv gets its input and its next
 cache from ``cat_pad_5d`` in one pass, or, where a norm and SiLU precede it (residual
 blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; every
-Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; with
-FUSED_UPSAMPLE every upsampler's Conv2d input comes from ``upsample_nearest_2x``.
-Attention, the upsamplers' layers otherwise, and norms in layouts the fused op does
+Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; every
+upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE).
+Attention, the upsamplers' other layers, and norms in layouts the fused op does
 not mirror are the stock child modules, called as they are. A child of a type the
 walk does not know, or one carrying hooks, runs its own stock ``forward``.
 """
@@ -169,21 +169,20 @@ def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
 
 # A residual block's ``x + shortcut`` done in the lever's bias epilogue (bias_add_contiguous
 # with a residual): stock's two roundings in one pass instead of an extra read-read-write
-# pass. Measured on the H200: whole decodes torch.equal to stock; eager Wan2.1 bf16 480x832
-# 1.124 -> 1.105 s, Wan2.2 1.217 -> 1.216 s. Off until the compiled decode, whose graph it
-# changes (Inductor no longer owns the add), has been measured with it (the bench's
-# wanops-compiled-fused-residual-adds row).
-FUSED_RESIDUAL_ADDS = False
+# pass. Measured on the H200 (session 7, side by side, bf16 480x832): whole decodes
+# torch.equal to stock; eager Wan2.1 1.120 -> 1.107 s, Wan2.2 1.216 -> 1.210 s; compiled
+# Wan2.1 1.094 -> 1.050 s, Wan2.2 1.153 -> 1.134 s.
+FUSED_RESIDUAL_ADDS = True
 
 
 # The upsamplers' 2x nearest upsampling (stock: a frame-major copy, a cast to fp32, the
 # upsample, the cast back) as one upsample_nearest_2x pass, written channels_last for the
 # conv-layout lever's Conv2d (its bias then added while transposing back) or in stock's
 # layout otherwise. Exact by construction (each value copied; the Conv2d checked per
-# geometry like the Conv3ds) and tested on CPU under the Triton interpreter. Off until
-# measured on the GPU: the profile puts ~0.08 s of Wan2.1 bf16 480x832 in the passes it replaces
-# (fp32 upsample 0.030 s, casts ~0.022 s, copies, the Conv2ds' cuDNN transposes).
-FUSED_UPSAMPLE = False
+# geometry like the Conv3ds). Measured on the H200 (session 7, side by side, bf16 480x832,
+# eager): whole decodes torch.equal to stock; Wan2.1 1.120 -> 1.094 s and peak 3.81 -> 3.24
+# GiB (stock's fp32 upsample was the peak), Wan2.2 1.216 -> 1.191 s, 3.33 -> 3.05 GiB.
+FUSED_UPSAMPLE = True
 
 
 # Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting

@@ -41,6 +41,14 @@ def upsample_nearest_2x_reference(x: torch.Tensor, channels_last: bool = False) 
     return out.contiguous(memory_format=torch.channels_last) if channels_last else out
 
 
+def _meta_output(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
+    # The reference on a meta twin of x, not on x's device: for CUDA tensors with fewer
+    # than 4 channels, the fake upsample gives a contiguous output where the real one
+    # (and the meta one) keeps channels_last, and the fake op must allocate as the launcher.
+    twin = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+    return upsample_nearest_2x_reference(twin, channels_last)
+
+
 def _launch(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
     batch, channels, frames, height, width = x.shape
     # The (B * T, C, 2H, 2W) output, as the kernel's 5-D (B, C, T, 2H, 2W) view: frame n = b * T + t.
@@ -64,8 +72,8 @@ def _upsample_nearest_2x_impl(x, channels_last=False):
 @torch.library.register_fake("wanops::upsample_nearest_2x")
 def _upsample_nearest_2x_fake(x, channels_last=False):
     check_upsample_nearest_2x_args(x, channels_last)
-    # The reference on fake tensors gives the real op's shape and strides.
-    return upsample_nearest_2x_reference(x, channels_last)
+    out = _meta_output(x, channels_last)
+    return x.new_empty_strided(out.shape, out.stride())
 
 
 def _setup_context(ctx, inputs, output):
