@@ -89,17 +89,21 @@ def test_opcheck(requires_grad):
                 torch.library.opcheck(torch.ops.wanops.upsample_nearest_2x.default, (x, channels_last))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_backward_matches_stock_autograd(dtype):
-    """Each input pixel's gradient is its 2x2 block's sum, as stock's upsample backward gives it.
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_backward_matches_stock_autograd(dtype, channels_last):
+    """Each input pixel's gradient is its 2x2 block's sum, bit for bit as stock's autograd gives it:
+    summed in fp32 (stock upsamples in fp32 whatever the dtype) in ATen's order, rounded once.
 
-    (gradcheck does not apply: stock, and so the op's reference, upsamples in fp32 even for
-    fp64 input.) Integer gradients make every sum exact, whatever the summation order.
+    (gradcheck does not apply: the fp32 round trip is part of stock's function.) Random
+    gradients with a wide range make the order of the sums and the roundings visible.
     """
     x = torch.randn(2, 3, 2, 3, 4).to(dtype)
-    grad = torch.randint(-8, 8, (4, 3, 6, 8)).to(dtype)
+    grad = (torch.randn(4, 3, 6, 8) * torch.logspace(-4, 4, 8)).to(dtype)  # within float16
+    if channels_last:
+        grad = grad.contiguous(memory_format=torch.channels_last)
     ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
-    upsample_nearest_2x(ours, True).backward(grad)
+    upsample_nearest_2x(ours, channels_last).backward(grad)
     stock(theirs).backward(grad)
     assert torch.equal(ours.grad, theirs.grad)
 

@@ -81,10 +81,16 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, grad):
-    # Each input pixel was copied into a 2x2 block: its gradient is the block's sum.
+    # Each input pixel was copied into a 2x2 block: its gradient is the block's sum, computed
+    # as stock's autograd does: in fp32 (stock upsamples in fp32 whatever the dtype), adding
+    # the block's values in ATen's nearest-backward order, (top-left + top-right) + bottom-left
+    # + bottom-right, then rounded to grad's dtype once.
     batch, channels, frames, height, width = ctx.shape
-    blocks = grad.reshape(batch, frames, channels, height, 2, width, 2).sum(dim=(4, 6))
-    return blocks.permute(0, 2, 1, 3, 4), None
+    blocks = grad.float().reshape(batch, frames, channels, height, 2, width, 2)
+    total = blocks[:, :, :, :, 0, :, 0] + blocks[:, :, :, :, 0, :, 1]
+    total = total + blocks[:, :, :, :, 1, :, 0]
+    total = total + blocks[:, :, :, :, 1, :, 1]
+    return total.to(grad.dtype).permute(0, 2, 1, 3, 4), None
 
 
 torch.library.register_autograd("wanops::upsample_nearest_2x", _backward, setup_context=_setup_context)
