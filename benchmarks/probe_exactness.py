@@ -3,7 +3,9 @@
     python benchmarks/probe_exactness.py
 
 1. ``vector_norm(x, dim=1, dtype=float32)`` on fp16/bf16 x gives the bits of
-   ``vector_norm(x.float(), dim=1)`` (the fused norm skips the fp32 copy).
+   ``vector_norm(x.float(), dim=1)`` (the fused norm skips the fp32 copy), for contiguous x
+   and for x stored frame-major as the upsamplers leave it (there the fused norm still
+   makes the copy: a candidate lever).
 2. ``rms_norm_cat_pad_5d`` equals stock ``SiLU(WanRMS_norm(x))`` + pad, with timings.
 3. ``conv3d(x, w, b) == conv3d(x, w) + b`` and channels_last_3d inputs give the same
    bits as NCDHW (the conv-bias fold and channels-last conv-input levers), with timings.
@@ -26,6 +28,11 @@ CONV_SHAPES = [(96, 96, 6, 482, 834), (192, 192, 6, 242, 418), (384, 384, 6, 122
 CL = torch.channels_last_3d
 
 
+def upcast_in_reduction_exact(x: torch.Tensor) -> bool:
+    return torch.equal(torch.linalg.vector_norm(x.float(), dim=1, keepdim=True),
+                       torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32))
+
+
 def probe_norm(dtype: torch.dtype) -> None:
     for shape in NORM_SHAPES:
         x = (torch.randn(shape, device="cuda") * 3).to(dtype)
@@ -34,12 +41,17 @@ def probe_norm(dtype: torch.dtype) -> None:
             norm.gamma.copy_(torch.randn_like(norm.gamma))
             stock = F.pad(nn.SiLU()(norm(x)), (1, 1, 1, 1, 2, 0))
             fused = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0))[0]
-            same_norm = torch.equal(torch.linalg.vector_norm(x.float(), dim=1, keepdim=True),
-                                    torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32))
+            same_norm = upcast_in_reduction_exact(x)
+            x_frame_major = x.transpose(1, 2).contiguous().transpose(1, 2)
+            same_norm_frame_major = upcast_in_reduction_exact(x_frame_major)
+            copy_ms = do_bench(lambda: torch.linalg.vector_norm(x_frame_major.float(), dim=1, keepdim=True))
+            upcast_ms = do_bench(lambda: torch.linalg.vector_norm(x_frame_major, dim=1, keepdim=True,
+                                                                  dtype=torch.float32))
             stock_ms = do_bench(lambda: F.pad(nn.SiLU()(norm(x)), (1, 1, 1, 1, 2, 0)))
             fused_ms = do_bench(lambda: rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0)))
         print(f"{str(dtype):15} {str(shape):24} norm(dtype=) exact {same_norm!s:5} fused exact "
-              f"{torch.equal(stock, fused)!s:5} stock {stock_ms:.3f} ms fused {fused_ms:.3f} ms", flush=True)
+              f"{torch.equal(stock, fused)!s:5} stock {stock_ms:.3f} ms fused {fused_ms:.3f} ms; frame-major "
+              f"norm(dtype=) exact {same_norm_frame_major!s:5} {copy_ms:.3f} -> {upcast_ms:.3f} ms", flush=True)
 
 
 def probe_conv(dtype: torch.dtype) -> None:
