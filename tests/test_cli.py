@@ -62,8 +62,11 @@ def test_bench_lever_variants(monkeypatch):
                                repeat=1, stock_conv_layout=True, computed_silu=True,
                                stock_norm_inputs=True, unfused_residual_adds=True,
                                stock_upsample=True)
-    rows = bench.run_bench(config)["rows"]
+    messages = []
+    rows = bench.run_bench(config, progress=messages.append)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
+    # Each variant's numbers are reported as soon as measured (a run cut short keeps them).
+    assert [m.split(":")[0] for m in messages if ": median " in m] == [row["variant"] for row in rows]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU the levers keep the exact stock arithmetic
     assert seen[1][1:] == (True, True, True, True, True)
     assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, True, True) in seen
