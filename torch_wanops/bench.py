@@ -248,7 +248,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         rows.append(Row(name, statistics.median(times), None, exact, peak, first, times, max_abs, quality))
         if progress:  # each variant's numbers as soon as they exist: a run cut short still reports them
             peak_text = "-" if peak is None else f"{peak / 2**30:.2f} GiB"
-            progress(f"{name}: median {rows[-1].median_s:.3f} s, bit-exact {exact}, peak {peak_text}, first {first:.1f} s")
+            progress(f"{name}: median {rows[-1].median_s:.3f} s, bit-exact {exact}, peak {peak_text}, "
+                     f"first {first:.1f} s")
     for row in rows:
         row.speedup = rows[0].median_s / row.median_s
     result = environment(config.device)

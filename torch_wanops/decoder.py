@@ -167,6 +167,17 @@ def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
     return FRAME_MAJOR_NORM_INPUTS and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
 
 
+def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
+    """Whether ``conv``, fed from ``x``, runs as the conv-layout lever (channels-last input, bias epilogue)."""
+    return (
+        channels_last_convs
+        and _channels_last_convs_supported(x)
+        and getattr(conv, "bias", None) is not None
+        and conv.weight.is_contiguous()  # channels-last weights: see decode_chunk
+        and _channels_last_conv_input_ok(x)
+    )
+
+
 # A residual block's ``x + shortcut`` done in the lever's bias epilogue (bias_add_contiguous
 # with a residual): stock's two roundings in one pass instead of an extra read-read-write
 # pass. Measured on the H200 (session 7, side by side, bf16 480x832): whole decodes
@@ -285,13 +296,7 @@ def norm_act_conv(
     transposing back (and, with FUSED_RESIDUAL_ADDS, the residual): the layout cuDNN
     computes in, without its two transposes (see OmniWanDecoder.channels_last_convs).
     """
-    channels_last = (
-        channels_last_convs
-        and _channels_last_convs_supported(x)
-        and getattr(conv, "bias", None) is not None
-        and conv.weight.is_contiguous()  # channels-last weights: see decode_chunk
-        and _channels_last_conv_input_ok(x)
-    )
+    channels_last = _takes_conv_layout_lever(conv, x, channels_last_convs)
     slot = None if feat_cache is None else feat_cache[feat_idx[0]]
     if not (
         _fusable_norm(norm, x)
@@ -378,14 +383,8 @@ def upsample_conv(resample_layers: nn.Module, x: torch.Tensor, channels_last_con
     if not (FUSED_UPSAMPLE and _fusable_upsampling(resample_layers)):
         return resample_layers(x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width))
     conv = resample_layers[1]
-    channels_last = (
-        channels_last_convs
-        and _channels_last_convs_supported(x)
-        and conv.bias is not None
-        and conv.weight.is_contiguous()
-        and _channels_last_conv_input_ok(x)  # then stock's Conv2d input is contiguous
-    )
-    if channels_last:
+    # For a contiguous or frame-major x, stock's Conv2d input is contiguous.
+    if _takes_conv_layout_lever(conv, x, channels_last_convs):
         return _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True))
     return conv(upsample_nearest_2x(x, False))
 
