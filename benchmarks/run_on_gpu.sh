@@ -85,9 +85,9 @@ case "$1" in
     ;;
   sweep-transposes)  # the tiles of the two transposing passes: bias_add_contiguous (Inductor's transpose of the
     # same tensor was 1.56x faster) and upsample_nearest_2x into channels_last (~0.55 TB/s in the session-7 profile)
-    python3 benchmarks/sweep_tiles.py --bias-add > "$out/sweep_bias_add.txt" 2>&1 &
-    python3 benchmarks/sweep_tiles.py --upsample > "$out/sweep_upsample.txt" 2>&1 &
-    wait
+    # One after the other: two timing sweeps sharing a GPU would time each other.
+    python3 benchmarks/sweep_tiles.py --bias-add 2>&1 | tee "$out/sweep_bias_add.txt"
+    python3 benchmarks/sweep_tiles.py --upsample 2>&1 | tee "$out/sweep_upsample.txt"
     ;;
   decode)  # decode DTYPE SIZE: both models, stock and wanops, eager and compiled (one cell of the matrix)
     python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes "${2:?decode needs DTYPE SIZE}" --sizes "${3:?decode needs DTYPE SIZE}" \
