@@ -108,7 +108,8 @@ def main() -> None:
         nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * 2
         for fastest in (64, 128, 256, 512):
             for tile, warps in ((1024, 4), (2048, 4), (4096, 8)):
-                def line_tile(channels, width, channels_fastest, arithmetic=False, fastest=fastest, tile=tile, warps=warps):
+                def line_tile(channels, width, channels_fastest, arithmetic=False, transposing=False, fastest=fastest, tile=tile,
+                              warps=warps):
                     fast, other = (channels, width) if channels_fastest else (width, channels)
                     fast_block = min(_backend.next_power_of_2(fast), fastest)
                     other_block = min(_backend.next_power_of_2(other), max(1, tile // fast_block))

@@ -376,6 +376,18 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_channel_norm_is_the_norm_of_the_fp32_copy_on_cuda(dtype, layout, shape):
+    # _channel_norm upcasts inside the reduction for contiguous and frame-major 16-bit x
+    # (no fp32 copy): it must give the bits of F.normalize's norm of x.float().
+    channels, frames, height, width = shape[:4]
+    x = make_layout(random_tensor((2, channels, frames, height, width), dtype, "cuda", 0) * 3, layout)
+    assert torch.equal(_channel_norm(x), torch.linalg.vector_norm(x.float(), dim=1, keepdim=True))
+
+
+@cuda
 def test_int64_indexing_beyond_2_pow_31_elements():
     # 1 x 96 x 4 x 2050 x 5502 bf16 padded output > 2**31 elements (x alone is ~2.16e9).
     skip_unless_free_gpu_memory(32)

@@ -145,7 +145,9 @@ def launch_cat_pad_5d(
     next_cache = _empty_next_cache(out, x, keep)
     if out.numel() == 0:
         return out, next_cache
-    block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], is_channels_last(out), prologue is not None)
+    channels_fastest = is_channels_last(out)
+    transposing = channels_fastest and x.stride(4) == 1 and width > 1
+    block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
     lines = out_shape[0] * out_shape[2] * out_shape[3]
     lines_per_program = _backend.lines_per_program(block_c * block_w)
     grid = (-(-lines // lines_per_program), -(-channels // block_c), -(-out_shape[4] // block_w))
