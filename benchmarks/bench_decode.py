@@ -18,7 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import BenchConfig, format_table, plot, run_bench  # noqa: E402
+from torch_wanops.bench import LEVER_SWITCHES, BenchConfig, format_table, plot, run_bench  # noqa: E402
 
 
 def key(result) -> str:
@@ -60,16 +60,9 @@ def main() -> None:
     parser.add_argument("--compile-cases", nargs="*", default=["bf16:480x832"],
                         help="dtype:HxW cases that also run the two compiled variants")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--stock-conv-layout", action="store_true",
-                        help="also time wanops eager with OmniWanDecoder.channels_last_convs off")
-    parser.add_argument("--computed-silu", action="store_true",
-                        help="also time wanops eager with rms_norm_cat_pad_5d.SILU_BY_TABLE off")
-    parser.add_argument("--stock-norm-inputs", action="store_true",
-                        help="also time wanops eager with decoder.FRAME_MAJOR_NORM_INPUTS off")
-    parser.add_argument("--unfused-residual-adds", action="store_true",
-                        help="also time wanops eager with decoder.FUSED_RESIDUAL_ADDS off")
-    parser.add_argument("--stock-upsample", action="store_true",
-                        help="also time wanops eager with decoder.FUSED_UPSAMPLE off")
+    for lever, (module, switch, value) in LEVER_SWITCHES.items():  # --stock-conv-layout, --computed-silu, ...
+        parser.add_argument(f"--{lever.removeprefix('wanops-eager-')}", dest="levers", action="append_const",
+                            const=lever, help=f"also time wanops eager with {module or 'the decoder'}.{switch}={value}")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--plot", action="store_true", help="also write decode.png (needs matplotlib)")
     parser.add_argument("--render-only", action="store_true", help="re-render decode.md/png from decode.json")
@@ -88,11 +81,7 @@ def main() -> None:
                     height, width = (int(v) for v in size.split("x"))
                     config = BenchConfig(model=model, dtype=dtype, height=height, width=width, frames=args.frames,
                                          device="cuda", compile=f"{dtype}:{size}" in args.compile_cases,
-                                         repeat=args.repeat, stock_conv_layout=args.stock_conv_layout,
-                                         computed_silu=args.computed_silu,
-                                         stock_norm_inputs=args.stock_norm_inputs,
-                                         unfused_residual_adds=args.unfused_residual_adds,
-                                         stock_upsample=args.stock_upsample)
+                                         repeat=args.repeat, levers=tuple(args.levers or ()))
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

@@ -2,6 +2,7 @@
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
 #   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers-tests | levers [MODEL]
+#                                 | levers-fp32 [MODEL]
 #                                 | ops | sweep-transposes
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
@@ -10,10 +11,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-transposes|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-fp32|ops|sweep-transposes|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|ops|sweep-transposes|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-fp32|ops|sweep-transposes|decode" >&2
     exit 2 ;;
 esac
 
@@ -79,6 +80,14 @@ case "$1" in
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes bf16 --sizes 480x832 \
       --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --unfused-residual-adds \
       --stock-upsample --out "$out/levers${2:+_$2}"  # one decode.json per process
+    ;;
+  levers-fp32)  # levers-fp32 [MODEL]: fp32 480x832 eager decodes with the levers of stock's conv layout; then their
+    # whole-decode CUDA test
+    # shellcheck disable=SC2086
+    python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes fp32 --sizes 480x832 --compile-cases \
+      --frame-major-norms-stock-layout --out "$out/levers_fp32${2:+_$2}"
+    python3 -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_decoder.py \
+      -k "frame_major_norms_in_stock_layout" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

@@ -41,41 +41,49 @@ def test_bench_compile_rows(monkeypatch, tmp_path):
 
 
 def test_bench_lever_variants(monkeypatch):
-    """The benchmark's lever rows: each right after wanops-eager, and each restores what it changed."""
+    """The benchmark's lever rows: each right after wanops-eager, each flips only its own switch, all restored."""
     import importlib
 
-    rms_norm = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
-    decoder_module = importlib.import_module("torch_wanops.decoder")
-    seen = []
+    def switches(vae):
+        return {lever: getattr(vae.decoder if module is None else importlib.import_module(module), attribute, None)
+                for lever, (module, attribute, _) in bench.LEVER_SWITCHES.items()}
+
+    seen = {}
     original = bench.variant
 
     @contextlib.contextmanager
     def recording_variant(vae, name):
         with original(vae, name):
-            seen.append((name, rms_norm.SILU_BY_TABLE, getattr(vae.decoder, "channels_last_convs", None),
-                         decoder_module.FRAME_MAJOR_NORM_INPUTS, decoder_module.FUSED_RESIDUAL_ADDS,
-                         decoder_module.FUSED_UPSAMPLE))
+            seen[name] = switches(vae)
             yield
 
     monkeypatch.setattr(bench, "variant", recording_variant)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
-                               repeat=1, stock_conv_layout=True, computed_silu=True,
-                               stock_norm_inputs=True, unfused_residual_adds=True,
-                               stock_upsample=True)
+                               repeat=1, levers=bench.LEVER_VARIANTS[::-1])
+    vae_defaults = switches(bench.load_vae(config))
+    vae_defaults[bench.STOCK_CONV_LAYOUT_VARIANT] = True  # the decoder's class default, once wanops applies
     messages = []
     rows = bench.run_bench(config, progress=messages.append)["rows"]
     assert [row["variant"] for row in rows] == ["diffusers-eager", "wanops-eager", *bench.LEVER_VARIANTS]
     # Each variant's numbers are reported as soon as measured (a run cut short keeps them).
     assert [m.split(":")[0] for m in messages if ": median " in m] == [row["variant"] for row in rows]
     assert all(row["bit_exact"] for row in rows[1:])  # on CPU the levers keep the exact stock arithmetic
-    assert seen[1][1:] == (True, True, True, True, True)
-    assert (bench.STOCK_CONV_LAYOUT_VARIANT, True, False, True, True, True) in seen
-    assert (bench.COMPUTED_SILU_VARIANT, False, True, True, True, True) in seen
-    assert (bench.STOCK_NORM_INPUTS_VARIANT, True, True, False, True, True) in seen
-    assert (bench.UNFUSED_RESIDUAL_VARIANT, True, True, True, False, True) in seen
-    assert (bench.STOCK_UPSAMPLE_VARIANT, True, True, True, True, False) in seen
-    assert rms_norm.SILU_BY_TABLE is True and decoder_module.FRAME_MAJOR_NORM_INPUTS is True
-    assert decoder_module.FUSED_RESIDUAL_ADDS is True and decoder_module.FUSED_UPSAMPLE is True
+    assert seen["wanops-eager"] == vae_defaults
+    for lever, (_, _, value) in bench.LEVER_SWITCHES.items():
+        assert vae_defaults[lever] != value  # a lever row moves its switch away from the default
+        assert seen[lever] == {**vae_defaults, lever: value}
+    # The module-level switches are back to their defaults (the decoder one lives on the instance).
+    after = switches(bench.load_vae(config))
+    for state in (after, vae_defaults):
+        del state[bench.STOCK_CONV_LAYOUT_VARIANT]
+    assert after == vae_defaults
+
+
+def test_bench_unknown_lever_is_refused():
+    config = bench.BenchConfig(model="wan2.1-tiny", dtype="fp32", height=32, width=32, frames=5, device="cpu",
+                               levers=("wanops-eager-no-such-lever",))
+    with pytest.raises(ValueError, match="levers must be among"):
+        bench.run_bench(config)
 
 
 def test_bench_unknown_variant_is_refused():

@@ -185,27 +185,36 @@ def conv_input_layouts(model, z, monkeypatch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype,batch,frames", [(torch.float16, 2, 2), (torch.float32, 1, 3)], ids=str)
-def test_every_conv_sees_the_stock_input_layout(arch, dtype, batch, frames, monkeypatch):
+@pytest.mark.parametrize("frame_major_norms", [False, True], ids=["stock-modules", "fused-frame-major-norms"])
+def test_every_conv_sees_the_stock_input_layout(arch, dtype, batch, frames, frame_major_norms, monkeypatch):
     # The attention block hands on a one-frame channels-last view with a stray frame
     # stride; torch then lays the next conv input out contiguously, and so must the walk.
+    # FRAME_MAJOR_NORMS_STOCK_LAYOUT rests on the same fact for the upsamplers' outputs.
+    monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORMS_STOCK_LAYOUT", frame_major_norms)
     stock, omni = pair(arch, dtype)
     z = latents(arch, dtype, "cpu", frames=frames, batch=batch)
     assert conv_input_layouts(omni, z, monkeypatch) == conv_input_layouts(stock, z, monkeypatch)
 
 
-def test_norm_fusion_layout_gate():
-    from torch_wanops.decoder import _same_dense_layout
+def test_norm_fusion_layout_gate(monkeypatch):
+    from torch_wanops.decoder import _norm_output_layout_is_stock as gate
 
     x = torch.randn(2, 8, 3, 4, 5)
     x_cl = x.contiguous(memory_format=torch.channels_last_3d)
+    frame_major = x.transpose(1, 2).contiguous().transpose(1, 2)
     # One frame, channels-last, but a frame stride of C instead of C*H*W.
     one_frame_view = torch.randn(2, 4, 5, 1, 8).permute(0, 4, 3, 1, 2)
     assert one_frame_view.is_contiguous(memory_format=torch.channels_last_3d)
-    assert _same_dense_layout(x, None) and _same_dense_layout(x, x[:, :, :2].contiguous())
-    assert _same_dense_layout(x_cl, None) and _same_dense_layout(x_cl, x_cl[:, :, :2].contiguous(memory_format=torch.channels_last_3d))
-    assert not _same_dense_layout(x, x_cl) and not _same_dense_layout(x_cl, x)
-    assert not _same_dense_layout(one_frame_view, None)
-    assert not _same_dense_layout(x[..., ::2], None)
+    assert gate(x, None) and gate(x, x[:, :, :2].contiguous()) and gate(x, "Rep")
+    assert gate(x_cl, None) and gate(x_cl, x_cl[:, :, :2].contiguous(memory_format=torch.channels_last_3d))
+    assert not gate(x, x_cl) and not gate(x_cl, x)
+    assert not gate(one_frame_view, None)
+    assert not gate(x[..., ::2], None)
+    for switch in (False, True):
+        monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORMS_STOCK_LAYOUT", switch)
+        assert gate(frame_major, None) == switch and gate(frame_major, x[:, :, :2]) == switch
+        assert gate(frame_major, frame_major[:, :, :2]) == switch
+        assert not gate(frame_major, x_cl[:, :, :2])
 
 
 class PatchedResidualBlock(WanResidualBlock):
@@ -407,16 +416,23 @@ def record_fused_norm_inputs(monkeypatch) -> list[bool]:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
-    """With FRAME_MAJOR_NORM_INPUTS the upsamplers' frame-major outputs reach the fused norm, exactly.
+@pytest.mark.parametrize(
+    "switch,dtype",
+    [("FRAME_MAJOR_NORM_INPUTS", torch.bfloat16), ("FRAME_MAJOR_NORMS_STOCK_LAYOUT", torch.float32)],
+    ids=["conv-layout-lever", "stock-conv-layout"],
+)
+def test_frame_major_norm_inputs_take_the_fused_norm(arch, switch, dtype, monkeypatch):
+    """With the switch the upsamplers' frame-major outputs reach the fused norm, exactly.
 
-    On CPU the lever's per-geometry check fails (oneDNN), so the convs fall back to
-    stock's layout and the decode must equal stock's bits either way.
+    FRAME_MAJOR_NORM_INPUTS: bf16 with the conv-layout lever forced on (on CPU its
+    per-geometry check fails (oneDNN), so the convs fall back to stock's layout);
+    FRAME_MAJOR_NORMS_STOCK_LAYOUT: fp32, stock's conv layout. The decode must equal
+    stock's bits either way.
     """
-    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: x.dtype == torch.bfloat16)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
-    stock, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    stock, omni = pair(arch, dtype)
+    z = latents(arch, dtype, "cpu", frames=3)
     fused = record_fused_norm_inputs(monkeypatch)
     modules = []  # whether each x WanRMS_norm.forward sees (both models) is frame-major
     stock_forward = WanRMS_norm.forward
@@ -424,7 +440,7 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, monkeypatch):
                         lambda self, x: modules.append(is_frame_major(x)) or stock_forward(self, x))
     counts = {}
     for flag in (False, True):
-        monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORM_INPUTS", flag)
+        monkeypatch.setattr(decoder_module, switch, flag)
         fused.clear()
         modules.clear()
         assert_same_decode(stock, omni, z)
@@ -605,6 +621,18 @@ def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, val
     z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
     assert_same_decode(stock, omni, z.to(device="cuda", dtype=torch.bfloat16))
     assert any(frame_major_inputs) == decoder_module.FRAME_MAJOR_NORM_INPUTS
+
+
+@cuda
+@pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
+def test_frame_major_norms_in_stock_layout_decode_bit_exact_on_cuda(arch, monkeypatch):
+    """fp32 (stock's conv layout) with FRAME_MAJOR_NORMS_STOCK_LAYOUT: the frame-major norms fused, same bits."""
+    monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORMS_STOCK_LAYOUT", True)
+    frame_major_inputs = record_fused_norm_inputs(monkeypatch)
+    stock, omni = pair(arch, torch.float32, "cuda")
+    z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
+    assert_same_decode(stock, omni, z.to(device="cuda"))
+    assert any(frame_major_inputs)
 
 
 def test_hooked_children_keep_their_hooks():

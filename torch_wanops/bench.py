@@ -41,12 +41,14 @@ COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
 UNFUSED_RESIDUAL_VARIANT = "wanops-eager-unfused-residual-adds"
 STOCK_UPSAMPLE_VARIANT = "wanops-eager-stock-upsample"
+FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT = "wanops-eager-frame-major-norms-stock-layout"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
     STOCK_NORM_INPUTS_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
     UNFUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
     STOCK_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
+    FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", True),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -65,11 +67,7 @@ class BenchConfig:
     weights: str | None = None
     repeat: int = 3
     batch: int = 1
-    stock_conv_layout: bool = False
-    computed_silu: bool = False
-    stock_norm_inputs: bool = False
-    unfused_residual_adds: bool = False
-    stock_upsample: bool = False
+    levers: tuple[str, ...] = ()  # lever rows to add (names from LEVER_VARIANTS), after wanops-eager
 
 
 @dataclass
@@ -210,10 +208,10 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
     vae = load_vae(config)
     z = make_latents(config, vae)
-    wanted = (config.stock_conv_layout, config.computed_silu, config.stock_norm_inputs,
-              config.unfused_residual_adds, config.stock_upsample)
-    levers = [lever for lever, on in zip(LEVER_VARIANTS, wanted) if on]
-    names = [*VARIANTS[:2], *levers]
+    unknown = [lever for lever in config.levers if lever not in LEVER_SWITCHES]
+    if unknown:
+        raise ValueError(f"levers must be among {LEVER_VARIANTS}, got {unknown}")
+    names = [*VARIANTS[:2], *(lever for lever in LEVER_VARIANTS if lever in config.levers)]
     if config.compile:
         names += VARIANTS[2:]
     rows: list[Row] = []

@@ -26,6 +26,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (fp32 on CUDA)"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")

@@ -160,11 +160,25 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
 FRAME_MAJOR_NORM_INPUTS = True
 
 
+# The same inputs where the conv keeps stock's layout (fp32, or channels_last_convs off):
+# stock's torch.cat and F.pad make its conv input contiguous (a frame-major tensor suggests
+# the contiguous format), which is what rms_norm_cat_pad_5d writes for a frame-major x, so the
+# fused norm can take them too. Exact by that construction; built and tested on CPU, off until
+# measured on the GPU (it is what keeps fp32 decodes' peak memory near stock's: the stock norm
+# chain's fp32 SiLU output of the largest activation is alive at the peak).
+FRAME_MAJOR_NORMS_STOCK_LAYOUT = False
+
+
+def _is_frame_major(x: torch.Tensor) -> bool:
+    """x stored (B, T, C, H, W), as WanResample's final permute leaves its output."""
+    return x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
+
+
 def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
     """x in a layout the conv-layout lever takes: contiguous, or frame-major (FRAME_MAJOR_NORM_INPUTS)."""
     if _dense_layout(x) == torch.contiguous_format:
         return True
-    return FRAME_MAJOR_NORM_INPUTS and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
+    return FRAME_MAJOR_NORM_INPUTS and _is_frame_major(x)
 
 
 def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
@@ -265,16 +279,21 @@ def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a, b)
 
 
-def _same_dense_layout(x: torch.Tensor, cached: object) -> bool:
-    """x and the cache both contiguous, or both canonically channels_last_3d.
+def _norm_output_layout_is_stock(x: torch.Tensor, cached: object) -> bool:
+    """Whether rms_norm_cat_pad_5d lays its outputs out as the stock modules would for x and the cache.
 
-    Then rms_norm_cat_pad_5d lays its outputs out as the stock modules would; other
-    layouts (mixed, ambiguous) take the stock modules.
+    So it does for x and the cache both contiguous or both canonically channels_last_3d,
+    and (FRAME_MAJOR_NORMS_STOCK_LAYOUT) for a frame-major x with a cache that is not
+    channels-last: both then give a contiguous conv input. Other layouts (mixed,
+    ambiguous) take the stock modules.
     """
+    cache = cached if isinstance(cached, torch.Tensor) else None
     layout = _dense_layout(x)
     if layout is None:
-        return False
-    return not isinstance(cached, torch.Tensor) or _dense_layout(cached) == layout
+        return (
+            FRAME_MAJOR_NORMS_STOCK_LAYOUT and _is_frame_major(x) and (cache is None or not is_channels_last(cache))
+        )
+    return cache is None or _dense_layout(cache) == layout
 
 
 def norm_act_conv(
@@ -304,7 +323,7 @@ def norm_act_conv(
         and _is_identity_dropout(dropout)
         and _fusable_conv(conv)
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
-        and (channels_last or _same_dense_layout(x, slot))
+        and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
         x = activation(norm(x))
         if dropout is not None:
