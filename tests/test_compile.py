@@ -11,6 +11,7 @@ from torch._dynamo.utils import counters
 
 import torch_wanops
 from torch_wanops import compile as compile_module
+from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import build_vae, latent_channels
 
 # --- the helper, with torch.compile replaced -------------------------------------------------
@@ -154,9 +155,13 @@ def _decode(vae, z):
         return vae.decode(z, return_dict=False)[0]
 
 
-@pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
-def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch):
+@pytest.mark.parametrize(
+    "arch,frame_major_norms_stock_layout", [("wan2.1-tiny", False), ("wan2.2-tiny", False), ("wan2.2-tiny", True)]
+)
+def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch, frame_major_norms_stock_layout, monkeypatch):
     # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
+    # fp32 keeps stock's conv layout, where FRAME_MAJOR_NORMS_STOCK_LAYOUT fuses the frame-major norms.
+    monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORMS_STOCK_LAYOUT", frame_major_norms_stock_layout)
     with torch._dynamo.config.patch(recompile_limit=1):
         _compile_small_decoder(arch)
 
@@ -206,7 +211,6 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     outputs taking it too (FRAME_MAJOR_NORM_INPUTS), and with the residual adds in its
     epilogue (FUSED_RESIDUAL_ADDS).
     """
-    from torch_wanops import decoder as decoder_module
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
     rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
