@@ -49,6 +49,7 @@ case "$1" in
   probe)  # the bitwise facts behind the levers, and where a decode's time goes
     python3 benchmarks/probe_exactness.py 2>&1 | tee "$out/probe_exactness.log"
     python3 benchmarks/profile_decode.py --out "$out"
+    python3 benchmarks/profile_decode.py --model wan2.2 --variants wanops-eager --out "$out"
     python3 benchmarks/memory_decode.py --out "$out"
     ;;
   sanitize)  # memcheck and racecheck over the CUDA op tests (the >2**31 cases are too slow under the tools)
