@@ -4,8 +4,9 @@
 
 1. ``vector_norm(x, dim=1, dtype=float32)`` on fp16/bf16 x gives the bits of
    ``vector_norm(x.float(), dim=1)`` (the fused norm skips the fp32 copy), for contiguous x
-   and for x stored frame-major as the upsamplers leave it (there the fused norm still
-   makes the copy: a candidate lever).
+   and for x stored frame-major as the upsamplers leave it; and whether the norm of a
+   contiguous x has the bits of the norm of the same values stored frame-major (what
+   ``decoder.CONTIGUOUS_UPSAMPLER_OUTPUTS`` rests on: stock reduces them frame-major).
 2. ``rms_norm_cat_pad_5d`` equals stock ``SiLU(WanRMS_norm(x))`` + pad, with timings.
 3. ``conv3d(x, w, b) == conv3d(x, w) + b`` and channels_last_3d inputs give the same
    bits as NCDHW (the conv-bias fold and channels-last conv-input levers), with timings.
@@ -44,6 +45,8 @@ def probe_norm(dtype: torch.dtype) -> None:
             same_norm = upcast_in_reduction_exact(x)
             x_frame_major = x.transpose(1, 2).contiguous().transpose(1, 2)
             same_norm_frame_major = upcast_in_reduction_exact(x_frame_major)
+            same_norm_across_layouts = torch.equal(torch.linalg.vector_norm(x.float(), dim=1, keepdim=True),
+                                                   torch.linalg.vector_norm(x_frame_major.float(), dim=1, keepdim=True))
             copy_ms = do_bench(lambda: torch.linalg.vector_norm(x_frame_major.float(), dim=1, keepdim=True))
             upcast_ms = do_bench(lambda: torch.linalg.vector_norm(x_frame_major, dim=1, keepdim=True,
                                                                   dtype=torch.float32))
@@ -51,7 +54,8 @@ def probe_norm(dtype: torch.dtype) -> None:
             fused_ms = do_bench(lambda: rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0)))
         print(f"{str(dtype):15} {str(shape):24} norm(dtype=) exact {same_norm!s:5} fused exact "
               f"{torch.equal(stock, fused)!s:5} stock {stock_ms:.3f} ms fused {fused_ms:.3f} ms; frame-major "
-              f"norm(dtype=) exact {same_norm_frame_major!s:5} {copy_ms:.3f} -> {upcast_ms:.3f} ms", flush=True)
+              f"norm(dtype=) exact {same_norm_frame_major!s:5} {copy_ms:.3f} -> {upcast_ms:.3f} ms; contiguous norm "
+              f"= frame-major norm {same_norm_across_layouts!s:5}", flush=True)
 
 
 def probe_conv(dtype: torch.dtype) -> None:

@@ -80,7 +80,7 @@ case "$1" in
     # shellcheck disable=SC2086
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes bf16 --sizes 480x832 \
       --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --unfused-residual-adds \
-      --stock-upsample --out "$out/levers${2:+_$2}"  # one decode.json per process
+      --stock-upsample --contiguous-upsampler-outputs --out "$out/levers${2:+_$2}"  # one decode.json per process
     ;;
   levers-fp32)  # levers-fp32 [MODEL]: fp32 480x832 eager decodes with the levers of stock's conv layout; then their
     # whole-decode CUDA test

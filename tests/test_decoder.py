@@ -609,18 +609,23 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
         ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
         ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
         ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
+        ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", True),
     ],
-    ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample"],
+    ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "contiguous-upsampler-outputs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
-    modules; the residual adds outside the convs' bias epilogue; the upsamplers through stock's modules."""
+    modules; the residual adds outside the convs' bias epilogue; the upsamplers through stock's modules;
+    the upsamplers' outputs contiguous."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
     frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")
     z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
     assert_same_decode(stock, omni, z.to(device="cuda", dtype=torch.bfloat16))
-    assert any(frame_major_inputs) == decoder_module.FRAME_MAJOR_NORM_INPUTS
+    assert any(frame_major_inputs) == (
+        decoder_module.FRAME_MAJOR_NORM_INPUTS
+        and not (decoder_module.CONTIGUOUS_UPSAMPLER_OUTPUTS and decoder_module.FUSED_UPSAMPLE)
+    )
 
 
 @cuda
@@ -633,6 +638,38 @@ def test_frame_major_norms_in_stock_layout_decode_bit_exact_on_cuda(arch, monkey
     z = torch.randn(latent_shape(arch, 240, 416, 17), generator=torch.Generator().manual_seed(0))
     assert_same_decode(stock, omni, z.to(device="cuda"))
     assert any(frame_major_inputs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_contiguous_upsampler_outputs_keep_the_values(arch, monkeypatch):
+    """CONTIGUOUS_UPSAMPLER_OUTPUTS: the lever's upsamplers hand on contiguous outputs, same values.
+
+    The lever is forced on (its per-geometry check too: oneDNN's bits differ), so the decode
+    is compared with the same decoder's frame-major hand-over, not with stock.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: x.dtype == torch.bfloat16)
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    upsample_conv, layouts = decoder_module.upsample_conv, []
+
+    def recording_upsample_conv(*args):
+        out = upsample_conv(*args)
+        if out.shape[2] > 1:  # one frame is both layouts
+            layouts.append("contiguous" if out.is_contiguous() else "frame-major" if is_frame_major(out) else "other")
+        return out
+
+    monkeypatch.setattr(decoder_module, "upsample_conv", recording_upsample_conv)
+    _, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    outputs, seen = [], []
+    for contiguous in (False, True):
+        monkeypatch.setattr(decoder_module, "CONTIGUOUS_UPSAMPLER_OUTPUTS", contiguous)
+        layouts.clear()
+        with torch.no_grad():
+            outputs.append(omni.decode(z).sample)
+        seen.append(set(layouts))
+    assert seen == [{"frame-major"}, {"contiguous"}]
+    assert torch.equal(outputs[0], outputs[1])
 
 
 def test_hooked_children_keep_their_hooks():

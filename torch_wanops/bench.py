@@ -42,6 +42,7 @@ STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
 UNFUSED_RESIDUAL_VARIANT = "wanops-eager-unfused-residual-adds"
 STOCK_UPSAMPLE_VARIANT = "wanops-eager-stock-upsample"
 FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT = "wanops-eager-frame-major-norms-stock-layout"
+CONTIGUOUS_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-contiguous-upsampler-outputs"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -49,6 +50,7 @@ LEVER_SWITCHES = {
     UNFUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
     STOCK_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
     FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", True),
+    CONTIGUOUS_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", True),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -27,6 +27,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (fp32 on CUDA)"),
+    ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA bf16, with channels_last_convs and FUSED_UPSAMPLE"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")

@@ -210,13 +210,32 @@ FUSED_RESIDUAL_ADDS = True
 FUSED_UPSAMPLE = True
 
 
+# With the conv-layout lever, an upsampler's Conv2d output ((B * T, C, H, W), channels-last)
+# is already the channels_last_3d (B, C, T, H, W) tensor the resample hands on: its bias
+# epilogue can transpose it back contiguous instead of into the frame-major layout stock's
+# view and permute leave. The values are the same; the 1x1x1 shortcut convs that follow then
+# need no contiguous copy (cuDNN gets the same contiguous input), and the norms reduce a
+# contiguous x. Built and tested on CPU, off until run on the GPU: it rests on ATen's channel
+# norm giving the same bits for contiguous and frame-major x (benchmarks/probe_exactness.py
+# checks that) and its gain is from the Wan2.2 profile (~0.035 s of shortcut-input copies).
+CONTIGUOUS_UPSAMPLER_OUTPUTS = False
+
+
+def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
+    """A resample Conv2d's (B * T, C, H, W) output as the (B, C, T, H, W) view stock's resample hands on."""
+    return out.view(-1, frames, *out.shape[1:]).permute(0, 2, 1, 3, 4)
+
+
 # Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
 # (cuDNN picks its algorithm by these, not by the values): checked on first use.
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
 
 
 def _channels_last_conv(
-    conv: nn.Module, conv_input: Callable[[], torch.Tensor], residual: torch.Tensor | None = None
+    conv: nn.Module,
+    conv_input: Callable[[], torch.Tensor],
+    residual: torch.Tensor | None = None,
+    frames: int | None = None,
 ) -> torch.Tensor:
     """``conv(padded) + residual`` for ``padded = conv_input()`` channels-last, returned contiguous as stock's is.
 
@@ -227,7 +246,9 @@ def _channels_last_conv(
     and keeps the lever only if the two agree bit for bit; otherwise that geometry takes
     the stock layout from then on. A call that cannot check (inside a CUDA graph
     capture, where torch.equal would synchronise) takes the stock layout until one can.
-    With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue.
+    With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue. With
+    ``frames`` (a resample's Conv2d) and CONTIGUOUS_UPSAMPLER_OUTPUTS the lever returns the
+    5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D.
     """
     padded = conv_input()
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
@@ -237,6 +258,8 @@ def _channels_last_conv(
         shortcut = residual if fused else None
         if out.dim() == 5:
             return bias_add_contiguous(out, conv.bias, shortcut)
+        if frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS and shortcut is None:
+            return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias)
         # A Conv2d's (N, C, H, W) as the op's (N, C, 1, H, W).
         shortcut = None if shortcut is None else shortcut.unsqueeze(2)
         return bias_add_contiguous(out.unsqueeze(2), conv.bias, shortcut).squeeze(2)
@@ -259,7 +282,8 @@ def _channels_last_conv(
         del padded
         candidate = bias_epilogue(out, False)
         del out
-        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference)
+        in_shape = reference if candidate.dim() == reference.dim() else _frames_to_5d(reference, frames)
+        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, in_shape)
         if not verdict:
             logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
         return _add_residual(candidate if verdict else reference, residual)
@@ -397,15 +421,20 @@ def _fusable_upsampling(resample_layers: nn.Module) -> bool:
 
 
 def upsample_conv(resample_layers: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> torch.Tensor:
-    """``resample_layers(x.permute(0, 2, 1, 3, 4).reshape(B * T, C, H, W))``: stock's upsampling step."""
+    """Stock's upsampling step as the (B, C, T, H, W) tensor the resample hands on: the frame-major view of
+    ``resample_layers(x.permute(0, 2, 1, 3, 4).reshape(B * T, C, H, W))`` (contiguous with
+    CONTIGUOUS_UPSAMPLER_OUTPUTS and the conv-layout lever: same values)."""
     batch, channels, frames, height, width = x.shape
     if not (FUSED_UPSAMPLE and _fusable_upsampling(resample_layers)):
-        return resample_layers(x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width))
-    conv = resample_layers[1]
-    # For a contiguous or frame-major x, stock's Conv2d input is contiguous.
-    if _takes_conv_layout_lever(conv, x, channels_last_convs):
-        return _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True))
-    return conv(upsample_nearest_2x(x, False))
+        out = resample_layers(x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width))
+    else:
+        conv = resample_layers[1]
+        # For a contiguous or frame-major x, stock's Conv2d input is contiguous.
+        if _takes_conv_layout_lever(conv, x, channels_last_convs):
+            out = _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True), frames=frames)
+        else:
+            out = conv(upsample_nearest_2x(x, False))
+    return out if out.dim() == 5 else _frames_to_5d(out, frames)
 
 
 def resample(
@@ -432,9 +461,7 @@ def resample(
             x = x.reshape(batch, 2, channels, frames, height, width)
             x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
             x = x.reshape(batch, channels, frames * 2, height, width)
-    frames = x.shape[2]
-    x = upsample_conv(module.resample, x, channels_last_convs)
-    return x.view(batch, frames, x.size(1), x.size(2), x.size(3)).permute(0, 2, 1, 3, 4)
+    return upsample_conv(module.resample, x, channels_last_convs)
 
 
 def mid_block(
