@@ -36,12 +36,18 @@ BIAS_CASES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (96, 4,
 UPSAMPLE_CASES = [(192, 4, 240, 416), (384, 4, 120, 208), (384, 2, 60, 104), (192, 4, 360, 640)]
 
 
-def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, nbytes: int, out: torch.Tensor) -> None:
+# (BLOCK_C, BLOCK_W) candidates: both axes long for transposing passes; width-long for width-fastest outputs.
+TRANSPOSING_BLOCKS = ((16, 32, 64, 128, 256), (16, 32, 64, 128))
+WIDTH_FASTEST_BLOCKS = ((1, 2, 4, 8, 16, 32), (64, 128, 256, 512, 1024))
+
+
+def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, nbytes: int, out: torch.Tensor,
+                      blocks: tuple = TRANSPOSING_BLOCKS) -> None:
     """Time ``op`` per (BLOCK_C, BLOCK_W, warps) from ``_backend.<tile_function>``; a copy of ``out`` is the ceiling."""
     original = getattr(_backend, tile_function)
     try:
-        for block_c in (16, 32, 64, 128, 256):
-            for block_w in (16, 32, 64, 128):
+        for block_c in blocks[0]:
+            for block_w in blocks[1]:
                 for warps in (4, 8):
                     setattr(_backend, tile_function, lambda *args, tile=(block_c, block_w, warps), **kwargs: tile)
                     ms = triton.testing.do_bench(op, return_mode="median")
@@ -68,13 +74,17 @@ def sweep_bias_add() -> None:
 
 
 def sweep_upsample() -> None:
-    """upsample_nearest_2x with channels_last output (the conv-layout lever's), through cat_pad_5d's line tile."""
-    for channels, frames, height, width in UPSAMPLE_CASES:
-        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
-        out = torch_wanops.upsample_nearest_2x(x, True)
-        sweep_block_tiles(f"{channels}ch {frames}f {height}x{width}",
-                          lambda x=x: torch_wanops.upsample_nearest_2x(x, True),
-                          "line_tile", (channels, 2 * width, True), (x.numel() + out.numel()) * 2, out)
+    """upsample_nearest_2x through cat_pad_5d's line tile: channels_last output (the conv-layout lever's, a
+    transposing copy), then stock's layout (width-fastest: fp32 decodes and the lever off)."""
+    for channels_last in (True, False):
+        for channels, frames, height, width in UPSAMPLE_CASES:
+            x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+            out = torch_wanops.upsample_nearest_2x(x, channels_last)
+            sweep_block_tiles(f"{channels}ch {frames}f {height}x{width} {'CL' if channels_last else 'NC'}",
+                              lambda x=x, channels_last=channels_last: torch_wanops.upsample_nearest_2x(x, channels_last),
+                              "line_tile", (channels, 2 * width, channels_last, False, channels_last),
+                              (x.numel() + out.numel()) * 2, out,
+                              TRANSPOSING_BLOCKS if channels_last else WIDTH_FASTEST_BLOCKS)
 
 
 def main() -> None:
