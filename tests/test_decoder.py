@@ -18,7 +18,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import torch_wanops
 from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import build_vae, latent_channels, latent_shape
-from torch_wanops.ops._common import dense_strides
+from torch_wanops.ops._common import is_frame_major as common_is_frame_major
 
 ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
 # Decoder tests run through the Triton kernels where this machine can (interpreter on
@@ -404,7 +404,7 @@ def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
 
 def is_frame_major(x: torch.Tensor) -> bool:
     """Stored (B, T, C, H, W), as stock's resample leaves its output, and not also contiguous."""
-    return x.dim() == 5 and x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0)) and not x.is_contiguous()
+    return x.dim() == 5 and common_is_frame_major(x) and not x.is_contiguous()
 
 
 def record_fused_norm_inputs(monkeypatch) -> list[bool]:

@@ -39,7 +39,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 )
 
 from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d, upsample_nearest_2x
-from torch_wanops.ops._common import dense_strides, is_channels_last
+from torch_wanops.ops._common import dense_strides, is_channels_last, is_frame_major
 
 logger = logging.getLogger(__name__)
 
@@ -169,16 +169,11 @@ FRAME_MAJOR_NORM_INPUTS = True
 FRAME_MAJOR_NORMS_STOCK_LAYOUT = False
 
 
-def _is_frame_major(x: torch.Tensor) -> bool:
-    """x stored (B, T, C, H, W), as WanResample's final permute leaves its output."""
-    return x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
-
-
 def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
     """x in a layout the conv-layout lever takes: contiguous, or frame-major (FRAME_MAJOR_NORM_INPUTS)."""
     if _dense_layout(x) == torch.contiguous_format:
         return True
-    return FRAME_MAJOR_NORM_INPUTS and _is_frame_major(x)
+    return FRAME_MAJOR_NORM_INPUTS and is_frame_major(x)
 
 
 def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
@@ -282,8 +277,8 @@ def _channels_last_conv(
         del padded
         candidate = bias_epilogue(out, False)
         del out
-        in_shape = reference if candidate.dim() == reference.dim() else _frames_to_5d(reference, frames)
-        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, in_shape)
+        reference_like_candidate = reference if candidate.dim() == reference.dim() else _frames_to_5d(reference, frames)
+        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference_like_candidate)
         if not verdict:
             logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
         return _add_residual(candidate if verdict else reference, residual)
@@ -315,7 +310,7 @@ def _norm_output_layout_is_stock(x: torch.Tensor, cached: object) -> bool:
     layout = _dense_layout(x)
     if layout is None:
         return (
-            FRAME_MAJOR_NORMS_STOCK_LAYOUT and _is_frame_major(x) and (cache is None or not is_channels_last(cache))
+            FRAME_MAJOR_NORMS_STOCK_LAYOUT and is_frame_major(x) and (cache is None or not is_channels_last(cache))
         )
     return cache is None or _dense_layout(cache) == layout
 

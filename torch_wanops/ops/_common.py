@@ -72,6 +72,11 @@ def is_channels_last(tensor: torch.Tensor) -> bool:
     return tensor.shape[1] > 1 and tensor.stride(1) == 1
 
 
+def is_frame_major(tensor: torch.Tensor) -> bool:
+    """Stored (B, T, C, H, W) exactly, as WanResample's final permute leaves its 5-D output."""
+    return tensor.stride() == dense_strides(tensor.shape, (4, 3, 1, 2, 0))
+
+
 def _is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):

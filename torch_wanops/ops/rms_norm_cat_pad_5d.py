@@ -20,7 +20,14 @@ import torch
 import torch.nn.functional as F
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import dense_strides, is_channels_last, require, require_same_placement, require_tensor
+from torch_wanops.ops._common import (
+    dense_strides,
+    is_channels_last,
+    is_frame_major,
+    require,
+    require_same_placement,
+    require_tensor,
+)
 from torch_wanops.ops.cat_pad_5d import (
     NormPrologue,
     _empty_next_cache,
@@ -144,7 +151,7 @@ def _upcast_in_reduction_exact(x: torch.Tensor) -> bool:
     on CUDA, contiguous or frame-major ((B, T, C, H, W) in memory, as the upsamplers leave it)."""
     if x.dtype == torch.float32 or not x.is_cuda:
         return False
-    return x.is_contiguous() or x.stride() == dense_strides(x.shape, (4, 3, 1, 2, 0))
+    return x.is_contiguous() or is_frame_major(x)
 
 
 def _channel_norm(x: torch.Tensor) -> torch.Tensor:
