@@ -80,15 +80,15 @@ case "$1" in
     # shellcheck disable=SC2086
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes bf16 --sizes 480x832 \
       --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --unfused-residual-adds \
-      --stock-upsample --contiguous-upsampler-outputs --out "$out/levers${2:+_$2}"  # one decode.json per process
+      --stock-upsample --frame-major-upsampler-outputs --out "$out/levers${2:+_$2}"  # one decode.json per process
     ;;
-  levers-fp32)  # levers-fp32 [MODEL]: fp32 480x832 eager decodes with the levers of stock's conv layout; then their
-    # whole-decode CUDA test
+  levers-fp32)  # levers-fp32 [MODEL]: fp32 480x832 eager decodes with the fp32 levers toggled; then their
+    # whole-decode CUDA tests
     # shellcheck disable=SC2086
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes fp32 --sizes 480x832 --compile-cases \
-      --frame-major-norms-stock-layout --out "$out/levers_fp32${2:+_$2}"
+      --stock-layout-norm-chain --fp32-channels-last-convs --out "$out/levers_fp32${2:+_$2}"
     python3 -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_decoder.py \
-      -k "frame_major_norms_in_stock_layout" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
+      -k "frame_major_norms_in_stock_layout or (channels_last_convs_on_cuda and fp32)" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

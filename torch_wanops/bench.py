@@ -41,16 +41,18 @@ COMPUTED_SILU_VARIANT = "wanops-eager-computed-silu"
 STOCK_NORM_INPUTS_VARIANT = "wanops-eager-stock-norm-inputs"
 UNFUSED_RESIDUAL_VARIANT = "wanops-eager-unfused-residual-adds"
 STOCK_UPSAMPLE_VARIANT = "wanops-eager-stock-upsample"
-FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT = "wanops-eager-frame-major-norms-stock-layout"
-CONTIGUOUS_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-contiguous-upsampler-outputs"
+STOCK_LAYOUT_NORM_CHAIN_VARIANT = "wanops-eager-stock-layout-norm-chain"
+FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-frame-major-upsampler-outputs"
+FP32_CHANNELS_LAST_CONVS_VARIANT = "wanops-eager-fp32-channels-last-convs"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
     STOCK_NORM_INPUTS_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", False),
     UNFUSED_RESIDUAL_VARIANT: ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
     STOCK_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
-    FRAME_MAJOR_NORMS_STOCK_LAYOUT_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", True),
-    CONTIGUOUS_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", True),
+    STOCK_LAYOUT_NORM_CHAIN_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", False),
+    FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
+    FP32_CHANNELS_LAST_CONVS_VARIANT: ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", True),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -143,11 +143,25 @@ def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
     return None
 
 
+# fp32 convs through the conv-layout lever too: opt-in, NOT part of the lossless default.
+# Measured on the H200 (session 9, side by side, 480x832x81): Wan2.1 fp32 2.250 -> 2.005 s,
+# peak 7.62 -> 6.19 GiB; Wan2.2 2.321 -> 2.133 s; both torch.equal to stock, as were real-config
+# decodes at 64x64 to 240x416. But with TF32 (cuDNN's fp32 default) whether cuDNN's
+# channels-last and stock-layout fp32 algorithms agree can depend on the values, not only on
+# the geometry: in the tiny test configs a geometry that passed its check (on random values)
+# gave stock's bits for some chunks and not for others (max |diff| 2.9e-3 over the decode,
+# TF32-level, like a compiled decode's). The per-geometry check cannot prove exactness then.
+FP32_CHANNELS_LAST_CONVS = False
+
+
 def _channels_last_convs_supported(x: torch.Tensor) -> bool:
-    # bf16 only: on the H200 cuDNN computes bf16 convs in NDHWC either way, and the full
-    # decodes measured bit-identical (tests/test_decoder.py, benchmarks/bench_decode.py).
-    # fp32 convs did not (tiny models differ in the 4th digit): fp32 keeps stock's layout.
-    return x.is_cuda and x.dtype == torch.bfloat16
+    # bf16: on the H200 cuDNN computes bf16 convs in NDHWC either way (stock's profile shows
+    # its NCDHW input transposed to NDHWC), and the full decodes measured bit-identical
+    # (tests/test_decoder.py, benchmarks/bench_decode.py). fp32 only with the opt-in
+    # FP32_CHANNELS_LAST_CONVS; fp16 is unmeasured and keeps stock's layout.
+    if not x.is_cuda:
+        return False
+    return x.dtype == torch.bfloat16 or (FP32_CHANNELS_LAST_CONVS and x.dtype == torch.float32)
 
 
 # The first residual block after each upsampler gets the resample's output as stock's
@@ -163,10 +177,11 @@ FRAME_MAJOR_NORM_INPUTS = True
 # The same inputs where the conv keeps stock's layout (fp32, or channels_last_convs off):
 # stock's torch.cat and F.pad make its conv input contiguous (a frame-major tensor suggests
 # the contiguous format), which is what rms_norm_cat_pad_5d writes for a frame-major x, so the
-# fused norm can take them too. Exact by that construction; built and tested on CPU, off until
-# measured on the GPU (it is what keeps fp32 decodes' peak memory near stock's: the stock norm
-# chain's fp32 SiLU output of the largest activation is alive at the peak).
-FRAME_MAJOR_NORMS_STOCK_LAYOUT = False
+# fused norm can take them too. Exact by that construction, and measured on the H200 (session 9,
+# side by side, fp32 480x832): whole decodes torch.equal to stock; Wan2.1 2.298 -> 2.253 s and
+# peak 8.19 -> 7.62 GiB, Wan2.2 2.386 -> 2.332 s and 8.40 -> 7.64 GiB (the stock norm chain's
+# fp32 SiLU output of the largest activation was alive at the peak).
+FRAME_MAJOR_NORMS_STOCK_LAYOUT = True
 
 
 def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
@@ -210,10 +225,11 @@ FUSED_UPSAMPLE = True
 # epilogue can transpose it back contiguous instead of into the frame-major layout stock's
 # view and permute leave. The values are the same; the 1x1x1 shortcut convs that follow then
 # need no contiguous copy (cuDNN gets the same contiguous input), and the norms reduce a
-# contiguous x. Built and tested on CPU, off until run on the GPU: it rests on ATen's channel
-# norm giving the same bits for contiguous and frame-major x (benchmarks/probe_exactness.py
-# checks that) and its gain is from the Wan2.2 profile (~0.035 s of shortcut-input copies).
-CONTIGUOUS_UPSAMPLER_OUTPUTS = False
+# contiguous x. It rests on ATen's channel norm giving the same bits for contiguous and
+# frame-major x: so it does at every decoder size on the H200 (benchmarks/probe_exactness.py,
+# session 9). Measured there side by side (bf16 480x832): whole decodes torch.equal to stock;
+# Wan2.1 1.018 -> 1.012 s, Wan2.2 1.114 -> 1.102 s.
+CONTIGUOUS_UPSAMPLER_OUTPUTS = True
 
 
 def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
@@ -237,10 +253,10 @@ def _channels_last_conv(
     ``conv`` is a Conv3d (5-D input, channels_last_3d) or a Conv2d (4-D, channels_last).
     The input is built here and dropped as soon as the conv has run, before the bias
     epilogue allocates its output: the largest conv input of a decode is not alive at
-    its memory peak. The first call per conv geometry also runs the stock-layout conv
-    and keeps the lever only if the two agree bit for bit; otherwise that geometry takes
-    the stock layout from then on. A call that cannot check (inside a CUDA graph
-    capture, where torch.equal would synchronise) takes the stock layout until one can.
+    its memory peak. The first call per conv geometry also checks that the lever gives the
+    stock layout's bits (``_lever_gives_stock_bits``); otherwise that geometry takes the
+    stock layout from then on. A call that cannot check (inside a CUDA graph capture,
+    where torch.equal would synchronise) takes the stock layout until one can.
     With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue. With
     ``frames`` (a resample's Conv2d) and CONTIGUOUS_UPSAMPLER_OUTPUTS the lever returns the
     5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D.
@@ -271,22 +287,43 @@ def _channels_last_conv(
            padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
     verdict = _channels_last_conv_verdicts.get(key)
     if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
-        # The conv alone is judged: a residual added after rounding could hide a difference.
-        reference = stock_layout(padded)
-        out = conv._conv_forward(padded, conv.weight, None)
-        del padded
-        candidate = bias_epilogue(out, False)
-        del out
-        reference_like_candidate = reference if candidate.dim() == reference.dim() else _frames_to_5d(reference, frames)
-        verdict = _channels_last_conv_verdicts[key] = _same_bits(candidate, reference_like_candidate)
+        verdict = _channels_last_conv_verdicts[key] = _lever_gives_stock_bits(
+            padded, stock_layout, lambda probe: bias_epilogue(conv._conv_forward(probe, conv.weight, None), False), frames
+        )
         if not verdict:
             logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
-        return _add_residual(candidate if verdict else reference, residual)
     if not verdict:
         return _add_residual(stock_layout(padded), residual)
     out = conv._conv_forward(padded, conv.weight, None)
     del padded
     return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
+
+
+def _lever_gives_stock_bits(
+    padded: torch.Tensor,
+    stock_layout: Callable[[torch.Tensor], torch.Tensor],
+    lever: Callable[[torch.Tensor], torch.Tensor],
+    frames: int | None,
+) -> bool:
+    """Whether the lever's conv and bias epilogue give the stock layout's bits for ``padded``'s geometry.
+
+    Judged on random values of that shape and layout, not on the decode's: a first chunk's
+    conv inputs are mostly causal zero padding, and on an all-zero input any conv gives its
+    bias whatever the algorithm, so a check on the decode's own first input can pass where
+    the next chunk differs. Random values are a far stronger test, though still not a proof
+    where agreement depends on the values (fp32 with TF32: FP32_CHANNELS_LAST_CONVS). The
+    conv alone is judged: a residual added after rounding could hide a difference. A
+    private generator leaves the caller's random state alone.
+    """
+    generator = torch.Generator(padded.device).manual_seed(0)
+    with torch.no_grad():  # in a grad-mode decode too: nothing of the check is kept
+        probe = torch.empty_like(padded, requires_grad=False).normal_(generator=generator)
+        reference = stock_layout(probe)
+        candidate = lever(probe)
+    del probe
+    if candidate.dim() != reference.dim():  # a resample Conv2d's output handed on as 5-D
+        reference = _frames_to_5d(reference, frames)
+    return _same_bits(candidate, reference)
 
 
 def _add_residual(x: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
