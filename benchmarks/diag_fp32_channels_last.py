@@ -8,6 +8,9 @@ geometry's check forced to fail, or TF32 off, and prints whether the decode equa
 which geometries kept the lever. The second compares, for every channels-last conv call of a
 tiny Wan2.1 decode, the lever's conv with the stock-layout conv on that call's own input: a
 geometry whose check passed but whose calls disagree shows that agreement depends on the values.
+Once per geometry it also lists the CUDA kernels each layout runs (cuDNN's layout transposes
+and the bias add apart): a lever that is exact by construction runs the stock layout's conv
+kernel, as bf16 does.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 
 import torch
 import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile
 
 import torch_wanops
 from torch_wanops import decoder as decoder_module
@@ -76,8 +80,18 @@ def switch_by_switch(device: str) -> None:
             compare(arch, latents(arch, device, height, width), f"lever {height}x{width}")
 
 
+def conv_kernels(run) -> list[str]:
+    """The CUDA kernels ``run()`` launches, less layout transposes and elementwise passes."""
+    with profile(activities=[ProfilerActivity.CUDA]) as trace:
+        run()
+        torch.cuda.synchronize()
+    names = [event.key for event in trace.key_averages() if event.device_type.name == "CUDA"]
+    return sorted(name for name in names if not any(skip in name.lower() for skip in ("tonhwc", "tonchw", "elementwise")))
+
+
 def per_call(device: str) -> None:
     lever_conv = decoder_module._channels_last_conv
+    kernels_listed = set()
 
     def checked(conv, conv_input, residual=None, frames=None):
         padded = conv_input()
@@ -94,6 +108,13 @@ def per_call(device: str) -> None:
             print(f"{tuple(own.shape)} x {tuple(conv.weight.shape)}: check {verdict} zero frames {zero_frames}/"
                   f"{own.shape[2]} lever == stock {torch.equal(lever, stock)!s:5} lever deterministic "
                   f"{torch.equal(lever, repeat)}", flush=True)
+            geometry = (tuple(own.shape), tuple(conv.weight.shape))
+            if own.is_cuda and geometry not in kernels_listed:
+                kernels_listed.add(geometry)
+                stock_kernels = conv_kernels(lambda: conv._conv_forward(own.contiguous(), conv.weight, None))
+                lever_kernels = conv_kernels(lambda: conv._conv_forward(own, conv.weight, None))
+                print(f"  kernels {'same' if stock_kernels == lever_kernels else 'DIFFERENT'}: stock {stock_kernels} "
+                      f"lever {lever_kernels}", flush=True)
         return out
 
     decoder_module._channels_last_conv = checked
