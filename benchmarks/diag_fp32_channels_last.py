@@ -1,16 +1,18 @@
-"""Where fp32 decodes with ``decoder.FP32_CHANNELS_LAST_CONVS`` leave stock's bits (CUDA).
+"""Where fp32 decodes through the conv-layout lever would leave stock's bits, and why (CUDA).
 
     python benchmarks/diag_fp32_channels_last.py             # switch by switch, tiny and real configs
-    python benchmarks/diag_fp32_channels_last.py --per-call  # each lever conv of a tiny decode, on its own data
+    python benchmarks/diag_fp32_channels_last.py --per-call  # each lever conv of a tiny and a real decode, on its own data
 
 The first mode decodes with the fp32 lever on and, one at a time, each other lever off, every
 geometry's check forced to fail, or TF32 off, and prints whether the decode equals stock's and
-which geometries kept the lever. The second compares, for every channels-last conv call of a
-tiny Wan2.1 decode, the lever's conv with the stock-layout conv on that call's own input: a
-geometry whose check passed but whose calls disagree shows that agreement depends on the values.
-Once per geometry it also lists the CUDA kernels each layout runs (cuDNN's layout transposes
-and the bias add apart): a lever that is exact by construction runs the stock layout's conv
-kernel, as bf16 does.
+which geometries kept the lever. The second compares, whatever each geometry's check decided,
+for every channels-last conv call of a tiny Wan2.1 decode (and, one line per geometry, of a
+480x832x17 one), the lever's conv with the stock-layout conv on that call's own input, so a
+geometry whose calls disagree on some inputs only shows that agreement depends on the values.
+Once per geometry it also lists the CUDA kernels each layout runs, with launch counts (cuDNN's
+transposes and elementwise passes apart). Session 10 on the H200: every geometry whose calls
+disagreed ran different conv kernels in the two layouts, every exact one the same; the
+decoder's check (``decoder._conv_kernels``) now rests on that.
 """
 
 from __future__ import annotations
@@ -81,17 +83,20 @@ def switch_by_switch(device: str) -> None:
 
 
 def conv_kernels(run) -> list[str]:
-    """The CUDA kernels ``run()`` launches, less layout transposes and elementwise passes."""
+    """The CUDA kernels ``run()`` launches, with counts, less layout transposes and elementwise passes."""
     with profile(activities=[ProfilerActivity.CUDA]) as trace:
         run()
         torch.cuda.synchronize()
-    names = [event.key for event in trace.key_averages() if event.device_type.name == "CUDA"]
-    return sorted(name for name in names if not any(skip in name.lower() for skip in ("tonhwc", "tonchw", "elementwise")))
+    events = [event for event in trace.key_averages() if event.device_type.name == "CUDA"]
+    return sorted(f"{event.key} x{event.count}" for event in events
+                  if not any(skip in event.key.lower() for skip in ("tonhwc", "tonchw", "elementwise")))
 
 
 def per_call(device: str) -> None:
     lever_conv = decoder_module._channels_last_conv
     kernels_listed = set()
+    disagreeing_calls: dict[tuple, list[int]] = {}  # geometry -> [calls, calls where lever != stock]
+    verbose = True
 
     def checked(conv, conv_input, residual=None, frames=None):
         padded = conv_input()
@@ -104,24 +109,32 @@ def per_call(device: str) -> None:
             repeat = conv._conv_forward(own, conv.weight, None) + bias
             verdict = [ok for key, ok in decoder_module._channels_last_conv_verdicts.items()
                        if key[0] == tuple(own.shape) and key[1] == tuple(conv.weight.shape)]
-            zero_frames = int((own.abs().amax(dim=(0, 1, 3, 4)) == 0).sum())
-            print(f"{tuple(own.shape)} x {tuple(conv.weight.shape)}: check {verdict} zero frames {zero_frames}/"
-                  f"{own.shape[2]} lever == stock {torch.equal(lever, stock)!s:5} lever deterministic "
-                  f"{torch.equal(lever, repeat)}", flush=True)
             geometry = (tuple(own.shape), tuple(conv.weight.shape))
+            counts = disagreeing_calls.setdefault(geometry, [0, 0])
+            counts[0] += 1
+            counts[1] += not torch.equal(lever, stock)
+            if verbose:
+                zero_frames = int((own.abs().amax(dim=(0, 1, 3, 4)) == 0).sum())
+                print(f"{geometry[0]} x {geometry[1]}: check {verdict} zero frames {zero_frames}/{own.shape[2]} "
+                      f"lever == stock {torch.equal(lever, stock)!s:5} lever deterministic "
+                      f"{torch.equal(lever, repeat)}", flush=True)
             if own.is_cuda and geometry not in kernels_listed:
                 kernels_listed.add(geometry)
                 stock_kernels = conv_kernels(lambda: conv._conv_forward(own.contiguous(), conv.weight, None))
                 lever_kernels = conv_kernels(lambda: conv._conv_forward(own, conv.weight, None))
-                print(f"  kernels {'same' if stock_kernels == lever_kernels else 'DIFFERENT'}: stock {stock_kernels} "
-                      f"lever {lever_kernels}", flush=True)
+                print(f"  {geometry[0]} x {geometry[1]} kernels {'same' if stock_kernels == lever_kernels else 'DIFFERENT'}:"
+                      f" stock {stock_kernels} lever {lever_kernels}", flush=True)
         return out
 
     decoder_module._channels_last_conv = checked
     try:
         compare("wan2.1-tiny", latents("wan2.1-tiny", device), "per call")
+        verbose = False
+        compare("wan2.1", latents("wan2.1", device, 480, 832), "per call 480x832x17")
     finally:
         decoder_module._channels_last_conv = lever_conv
+    for geometry, (calls, disagreeing) in disagreeing_calls.items():
+        print(f"{geometry[0]} x {geometry[1]}: lever != stock on {disagreeing} of {calls} calls", flush=True)
 
 
 def main() -> None:

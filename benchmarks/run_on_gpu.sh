@@ -86,9 +86,9 @@ case "$1" in
     # whole-decode CUDA tests
     # shellcheck disable=SC2086
     python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes fp32 --sizes 480x832 --compile-cases \
-      --stock-layout-norm-chain --fp32-channels-last-convs --out "$out/levers_fp32${2:+_$2}"
+      --fp32-stock-conv-layout --out "$out/levers_fp32${2:+_$2}"
     python3 -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_decoder.py \
-      -k "frame_major_norms_in_stock_layout or (channels_last_convs_on_cuda and fp32)" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
+      -k "frame_major_norms_in_stock_layout or (channels_last_conv and (fp32 or float32 or kernels or profiler))" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

@@ -43,7 +43,7 @@ UNFUSED_RESIDUAL_VARIANT = "wanops-eager-unfused-residual-adds"
 STOCK_UPSAMPLE_VARIANT = "wanops-eager-stock-upsample"
 STOCK_LAYOUT_NORM_CHAIN_VARIANT = "wanops-eager-stock-layout-norm-chain"
 FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-frame-major-upsampler-outputs"
-FP32_CHANNELS_LAST_CONVS_VARIANT = "wanops-eager-fp32-channels-last-convs"
+FP32_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp32-stock-conv-layout"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -52,7 +52,7 @@ LEVER_SWITCHES = {
     STOCK_UPSAMPLE_VARIANT: ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
     STOCK_LAYOUT_NORM_CHAIN_VARIANT: ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", False),
     FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
-    FP32_CHANNELS_LAST_CONVS_VARIANT: ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", True),
+    FP32_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

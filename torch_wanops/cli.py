@@ -19,17 +19,16 @@ from torch_wanops.configs import CONFIGS
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
 OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x")
 
-# The switches of the levers (`wanops info` shows them): module, attribute, where it applies. All are
-# lossless but the opt-in FP32_CHANNELS_LAST_CONVS, whose scope says so.
+# The switches of the levers (`wanops info` shows them): module, attribute, where it applies. All are lossless.
 LEVERS = (
-    ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16 (fp32 with FP32_CHANNELS_LAST_CONVS)"),
+    ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16/fp32, per geometry where cuDNN's kernels match"),
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
-    ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16, with channels_last_convs"),
-    ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16, with channels_last_convs"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16/fp32, with channels_last_convs"),
+    ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16/fp32, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
-    ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (fp32 on CUDA)"),
-    ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA bf16, with channels_last_convs and FUSED_UPSAMPLE"),
-    ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32, opt-in: not guaranteed exact (README)"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, fp16, refused geometries)"),
+    ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA bf16/fp32, with channels_last_convs and FUSED_UPSAMPLE"),
+    ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")
@@ -121,7 +120,7 @@ def _info(args: argparse.Namespace) -> int:
         for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
             name = _backend.implementation_name(args.device, dtype, kernels, interpretable)
             print(f"    {args.device} {dtype_name}: {name}")
-    print("levers (switches; lossless unless marked not guaranteed exact):")
+    print("levers (lossless switches):")
     for module, path, scope in LEVERS:
         value = functools.reduce(getattr, path.split("."), importlib.import_module(module))
         print(f"    {module}.{path} = {value} ({scope})")

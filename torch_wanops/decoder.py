@@ -16,8 +16,10 @@ walk does not know, or one carrying hooks, runs its own stock ``forward``.
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -143,22 +145,23 @@ def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
     return None
 
 
-# fp32 convs through the conv-layout lever too: opt-in, NOT part of the lossless default.
-# Measured on the H200 (session 9, side by side, 480x832x81): Wan2.1 fp32 2.250 -> 2.005 s,
-# peak 7.62 -> 6.19 GiB; Wan2.2 2.321 -> 2.133 s; both torch.equal to stock, as were real-config
-# decodes at 64x64 to 240x416. But with TF32 (cuDNN's fp32 default) whether cuDNN's
-# channels-last and stock-layout fp32 algorithms agree can depend on the values, not only on
-# the geometry: in the tiny test configs a geometry that passed its check (on random values)
-# gave stock's bits for some chunks and not for others (max |diff| 2.9e-3 over the decode,
-# TF32-level, like a compiled decode's). The per-geometry check cannot prove exactness then.
-FP32_CHANNELS_LAST_CONVS = False
+# fp32 convs through the conv-layout lever too. With TF32 (cuDNN's fp32 default), values alone
+# cannot show that cuDNN's channels-last and stock-layout algorithms agree: in the tiny test
+# configs a geometry that passed a check on random values gave stock's bits for some chunks and
+# not for others (H200, session 9). The kernels separate them (session 10,
+# diag_fp32_channels_last.py --per-call): every such geometry ran a different conv kernel in each
+# layout (stock's wrote NCDHW output itself), every exact one the same kernel on the same NDHWC
+# data, stock's transposes apart. So the per-geometry check also requires the same conv kernels
+# (``_conv_kernels``), which makes the lever exact by construction wherever it is taken.
+FP32_CHANNELS_LAST_CONVS = True
 
 
 def _channels_last_convs_supported(x: torch.Tensor) -> bool:
-    # bf16: on the H200 cuDNN computes bf16 convs in NDHWC either way (stock's profile shows
-    # its NCDHW input transposed to NDHWC), and the full decodes measured bit-identical
-    # (tests/test_decoder.py, benchmarks/bench_decode.py). fp32 only with the opt-in
-    # FP32_CHANNELS_LAST_CONVS; fp16 is unmeasured and keeps stock's layout.
+    # bf16 and fp32: on the H200 cuDNN computes these convs in NDHWC either way (stock's
+    # profile shows its NCDHW input transposed to NDHWC), and the full decodes measured
+    # bit-identical (tests/test_decoder.py, benchmarks/bench_decode.py); the per-geometry
+    # check keeps the lever only where the same conv kernels run. fp16 is unmeasured and
+    # keeps stock's layout.
     if not x.is_cuda:
         return False
     return x.dtype == torch.bfloat16 or (FP32_CHANNELS_LAST_CONVS and x.dtype == torch.float32)
@@ -237,8 +240,8 @@ def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
     return out.view(-1, frames, *out.shape[1:]).permute(0, 2, 1, 3, 4)
 
 
-# Whether the conv-layout lever gave stock's bits, per conv geometry and cuDNN setting
-# (cuDNN picks its algorithm by these, not by the values): checked on first use.
+# Whether the conv-layout lever gives stock's bits, per conv geometry and cuDNN setting
+# (cuDNN picks its kernels by these, not by the values): checked on first use.
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
 
 
@@ -256,7 +259,8 @@ def _channels_last_conv(
     its memory peak. The first call per conv geometry also checks that the lever gives the
     stock layout's bits (``_lever_gives_stock_bits``); otherwise that geometry takes the
     stock layout from then on. A call that cannot check (inside a CUDA graph capture,
-    where torch.equal would synchronise) takes the stock layout until one can.
+    where torch.equal would synchronise, or inside a running profiler, which the check's
+    own would end) takes the stock layout until one can.
     With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue. With
     ``frames`` (a resample's Conv2d) and CONTIGUOUS_UPSAMPLER_OUTPUTS the lever returns the
     5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D.
@@ -278,23 +282,30 @@ def _channels_last_conv(
     def stock_layout(padded: torch.Tensor) -> torch.Tensor:
         return (nn.Conv3d if padded.dim() == 5 else nn.Conv2d).forward(conv, padded.contiguous())
 
+    def conv_without_bias(padded: torch.Tensor) -> torch.Tensor:
+        return conv._conv_forward(padded, conv.weight, None)
+
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
-        return _add_residual(bias_epilogue(conv._conv_forward(padded, conv.weight, None), fuse),
-                             None if fuse else residual)
+        return _add_residual(bias_epilogue(conv_without_bias(padded), fuse), None if fuse else residual)
     cudnn = torch.backends.cudnn
     key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation, conv.groups,
            padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
     verdict = _channels_last_conv_verdicts.get(key)
-    if verdict is None and not (padded.is_cuda and torch.cuda.is_current_stream_capturing()):
+    checkable = not padded.is_cuda or not (torch.cuda.is_current_stream_capturing() or torch.autograd._profiler_enabled())
+    if verdict is None and checkable:
         verdict = _channels_last_conv_verdicts[key] = _lever_gives_stock_bits(
-            padded, stock_layout, lambda probe: bias_epilogue(conv._conv_forward(probe, conv.weight, None), False), frames
+            padded,
+            stock_layout,
+            lambda probe: bias_epilogue(conv_without_bias(probe), False),
+            conv_without_bias,
+            frames,
         )
         if not verdict:
             logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
     if not verdict:
         return _add_residual(stock_layout(padded), residual)
-    out = conv._conv_forward(padded, conv.weight, None)
+    out = conv_without_bias(padded)
     del padded
     return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
 
@@ -303,27 +314,64 @@ def _lever_gives_stock_bits(
     padded: torch.Tensor,
     stock_layout: Callable[[torch.Tensor], torch.Tensor],
     lever: Callable[[torch.Tensor], torch.Tensor],
+    conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
     frames: int | None,
 ) -> bool:
     """Whether the lever's conv and bias epilogue give the stock layout's bits for ``padded``'s geometry.
 
-    Judged on random values of that shape and layout, not on the decode's: a first chunk's
-    conv inputs are mostly causal zero padding, and on an all-zero input any conv gives its
-    bias whatever the algorithm, so a check on the decode's own first input can pass where
-    the next chunk differs. Random values are a far stronger test, though still not a proof
-    where agreement depends on the values (fp32 with TF32: FP32_CHANNELS_LAST_CONVS). The
-    conv alone is judged: a residual added after rounding could hide a difference. A
+    On CUDA the lever's conv must first run the same kernels as the stock layout's, cuDNN's
+    layout passes apart (``_conv_kernels``): the same kernel on the same NDHWC values gives
+    the same bits whatever the values, while two different kernels can agree on some values
+    and not on others (fp32 with TF32). Then the outputs are compared on random values of
+    that shape and layout, not on the decode's: a first chunk's conv inputs are mostly causal
+    zero padding, and on an all-zero input any conv gives its bias whatever the algorithm.
+    The conv alone is judged: a residual added after rounding could hide a difference. A
     private generator leaves the caller's random state alone.
     """
     generator = torch.Generator(padded.device).manual_seed(0)
     with torch.no_grad():  # in a grad-mode decode too: nothing of the check is kept
-        probe = torch.empty_like(padded, requires_grad=False).normal_(generator=generator)
+        probe = torch.empty_like(padded).normal_(generator=generator)
+        if probe.is_cuda:
+            stock_kernels = _conv_kernels(conv_without_bias, probe.contiguous())
+            lever_kernels = _conv_kernels(conv_without_bias, probe)
+            if not stock_kernels or lever_kernels != stock_kernels:
+                logger.info("conv kernels differ by layout (stock %s, channels-last %s)", stock_kernels, lever_kernels)
+                return False
         reference = stock_layout(probe)
         candidate = lever(probe)
     del probe
     if candidate.dim() != reference.dim():  # a resample Conv2d's output handed on as 5-D
         reference = _frames_to_5d(reference, frames)
     return _same_bits(candidate, reference)
+
+
+# Passes that only move values (session 10, H200 profiles): cuDNN's NCDHW <-> NDHWC transposes
+# and generic tensor transforms around a stock-layout conv, its tensor conversions and channel
+# padding (to the kernel's channel alignment) around some channels-last ones, and ATen's
+# same-dtype copy of the weight into a channels-last input's memory format. A pass that scaled
+# values would still meet the value comparison.
+_LAYOUT_KERNEL_NAMES = (
+    "nchwtonhwc", "nhwctonchw", "tensortransform", "converttensor", "addpadding", "removepadding", "direct_copy_kernel"
+)
+
+
+def _conv_kernels(conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> collections.Counter[str]:
+    """The CUDA kernels ``conv(x)`` launches, by name and count, cuDNN's layout passes apart.
+
+    Empty where the profiler sees no kernels (no CUPTI): the lever is then not taken.
+    """
+    torch.cuda.synchronize()
+    with warnings.catch_warnings():  # the profiler's notes on its own use are not the user's business
+        warnings.simplefilter("ignore")
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as trace:
+            conv(x)
+            torch.cuda.synchronize()
+    return collections.Counter(
+        event.name
+        for event in trace.events()
+        if event.device_type == torch.autograd.DeviceType.CUDA
+        and not any(layout in event.name.lower() for layout in _LAYOUT_KERNEL_NAMES)
+    )
 
 
 def _add_residual(x: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
