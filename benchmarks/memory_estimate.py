@@ -8,7 +8,7 @@ to it, and reports the highest total with the ops that made the storages alive t
 tensors only: no cuDNN workspace, no caching-allocator rounding, so it explains the measured
 peak (benchmarks/memory_decode.py on the GPU) rather than reproducing it. The conv-layout lever
 is CUDA-only; --channels-last-convs forces it (and its per-geometry check to pass) to model the
-CUDA bf16 path, and then also reports the first decode, whose checks hold more.
+CUDA bf16 and fp32 path, and then also reports the first decode, whose checks hold more.
 """
 
 from __future__ import annotations
@@ -66,12 +66,15 @@ class LiveStorages(TorchDispatchMode):
         return out
 
 
-def passing_check(padded, stock_layout, lever, frames) -> bool:
-    """The per-geometry check's tensors (a probe like the conv input, both convs' outputs), passing.
+def passing_check(padded, stock_layout, lever, conv_without_bias, frames) -> bool:
+    """The per-geometry check's tensors, passing: a probe like the conv input, the kernel
+    comparison's contiguous probe and bias-free conv outputs (one at a time), then both convs' outputs.
 
-    Meta tensors have no values to compare, and the meta device has no random generator.
+    Meta tensors have no values to compare, and the meta device has no random generator or kernels.
     """
     probe = torch.empty_like(padded)
+    conv_without_bias(probe.contiguous())
+    conv_without_bias(probe)
     reference, candidate = stock_layout(probe), lever(probe)
     del probe, reference, candidate
     return True
@@ -89,13 +92,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_decode_case_arguments(parser)
     parser.add_argument("--channels-last-convs", action="store_true",
-                        help="model the CUDA bf16 conv-layout lever (forced on, its check forced to pass)")
+                        help="model the CUDA conv-layout lever (bf16 and fp32; forced on, its check forced to pass)")
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
 
     vae, z = decode_case(args, "meta")
     if args.channels_last_convs:
-        decoder_module._channels_last_convs_supported = lambda x: x.dtype == torch.bfloat16
+        decoder_module._channels_last_convs_supported = lambda x: x.dtype in (torch.bfloat16, torch.float32)
         decoder_module._lever_gives_stock_bits = passing_check
     for name in ("diffusers", "wanops"):
         if name == "wanops":

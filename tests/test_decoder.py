@@ -410,6 +410,24 @@ def test_channels_last_conv_check_is_not_fooled_by_zero_padding(monkeypatch):
         assert torch.equal(decoder_module._channels_last_conv(conv, channels_last(values)), conv(values))
 
 
+def test_channels_last_conv_check_that_cannot_tell_takes_the_stock_layout_and_retries(monkeypatch):
+    """A check that cannot tell now (the profiler would not start) leaves no verdict: stock layout, checked later."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    answers = [None, True]
+    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: answers.pop(0))
+    torch.manual_seed(0)
+    conv = torch.nn.Conv3d(4, 4, 3)
+    x = torch.randn(1, 4, 3, 5, 6).contiguous(memory_format=torch.channels_last_3d)
+    with torch.no_grad():
+        stock = conv(x.contiguous())
+        first = decoder_module._channels_last_conv(conv, lambda: x)
+        assert torch.equal(first, stock) and first.stride() == stock.stride()
+        assert not decoder_module._channels_last_conv_verdicts
+        decoder_module._channels_last_conv(conv, lambda: x)
+    assert list(decoder_module._channels_last_conv_verdicts.values()) == [True] and not answers
+
+
 @cuda
 @pytest.mark.parametrize("arch", ARCHS + ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import functools
 import logging
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -241,8 +242,10 @@ def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
 
 
 # Whether the conv-layout lever gives stock's bits, per conv geometry and cuDNN setting
-# (cuDNN picks its kernels by these, not by the values): checked on first use.
+# (cuDNN picks its kernels by these, not by the values): checked on first use, one check at a
+# time (the profiler the check uses is one per process; decodes in other threads go on).
 _channels_last_conv_verdicts: dict[tuple, bool] = {}
+_channels_last_conv_check = threading.Lock()
 
 
 def _channels_last_conv(
@@ -294,15 +297,20 @@ def _channels_last_conv(
     verdict = _channels_last_conv_verdicts.get(key)
     checkable = not padded.is_cuda or not (torch.cuda.is_current_stream_capturing() or torch.autograd._profiler_enabled())
     if verdict is None and checkable:
-        verdict = _channels_last_conv_verdicts[key] = _lever_gives_stock_bits(
-            padded,
-            stock_layout,
-            lambda probe: bias_epilogue(conv_without_bias(probe), False),
-            conv_without_bias,
-            frames,
-        )
-        if not verdict:
-            logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
+        with _channels_last_conv_check:
+            verdict = _channels_last_conv_verdicts.get(key)
+            if verdict is None:
+                verdict = _lever_gives_stock_bits(
+                    padded,
+                    stock_layout,
+                    lambda probe: bias_epilogue(conv_without_bias(probe), False),
+                    conv_without_bias,
+                    frames,
+                )
+                if verdict is not None:
+                    _channels_last_conv_verdicts[key] = verdict
+                if verdict is False:
+                    logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
     if not verdict:
         return _add_residual(stock_layout(padded), residual)
     out = conv_without_bias(padded)
@@ -316,8 +324,11 @@ def _lever_gives_stock_bits(
     lever: Callable[[torch.Tensor], torch.Tensor],
     conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
     frames: int | None,
-) -> bool:
+) -> bool | None:
     """Whether the lever's conv and bias epilogue give the stock layout's bits for ``padded``'s geometry.
+
+    None where it cannot tell now: the profiler would not start (another one running, in
+    another thread say); the call takes the stock layout and a later one checks.
 
     On CUDA the lever's conv must first run the same kernels as the stock layout's, cuDNN's
     layout passes apart (``_conv_kernels``): the same kernel on the same NDHWC values gives
@@ -334,6 +345,8 @@ def _lever_gives_stock_bits(
         if probe.is_cuda:
             stock_kernels = _conv_kernels(conv_without_bias, probe.contiguous())
             lever_kernels = _conv_kernels(conv_without_bias, probe)
+            if stock_kernels is None or lever_kernels is None:
+                return None
             if not stock_kernels or lever_kernels != stock_kernels:
                 logger.info("conv kernels differ by layout (stock %s, channels-last %s)", stock_kernels, lever_kernels)
                 return False
@@ -355,20 +368,29 @@ _LAYOUT_KERNEL_NAMES = (
 )
 
 
-def _conv_kernels(conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> collections.Counter[str]:
+def _conv_kernels(conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> collections.Counter[str] | None:
     """The CUDA kernels ``conv(x)`` launches, by name and count, cuDNN's layout passes apart.
 
-    Empty where the profiler sees no kernels (no CUPTI): the lever is then not taken.
+    Empty where the profiler sees no kernels (no CUPTI): the lever is then not taken. None
+    where the profiler would not start.
     """
-    torch.cuda.synchronize()
+    torch.cuda.synchronize(x.device)
     with warnings.catch_warnings():  # the profiler's notes on its own use are not the user's business
         warnings.simplefilter("ignore")
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as trace:
+        profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+        try:
+            profiler.start()
+        except RuntimeError as error:
+            logger.info("conv-layout check postponed, the profiler would not start: %s", error)
+            return None
+        try:
             conv(x)
-            torch.cuda.synchronize()
+            torch.cuda.synchronize(x.device)
+        finally:
+            profiler.stop()
     return collections.Counter(
         event.name
-        for event in trace.events()
+        for event in profiler.events()
         if event.device_type == torch.autograd.DeviceType.CUDA
         and not any(layout in event.name.lower() for layout in _LAYOUT_KERNEL_NAMES)
     )
