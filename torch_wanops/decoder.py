@@ -613,11 +613,12 @@ def up_block(
 class OmniWanDecoder(WanDecoder3d):
     """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit."""
 
-    #: On CUDA in bf16, feed the residual blocks' and the head's convs channels_last_3d
-    #: input and add the bias while transposing the output back: the layout cuDNN computes
-    #: in, without its two transposes. Measured bit-identical to stock on the H200 (whole
-    #: decodes of both architectures), and checked once per conv geometry at run time
-    #: (_channels_last_conv); set False to keep stock's conv layout everywhere.
+    #: On CUDA in bf16 and fp32 (FP32_CHANNELS_LAST_CONVS), feed the residual blocks' and the
+    #: head's convs channels_last_3d input and add the bias while transposing the output back:
+    #: the layout cuDNN computes in, without its two transposes. Measured bit-identical to
+    #: stock on the H200 (whole decodes of both architectures), and checked once per conv
+    #: geometry at run time (same cuDNN kernels, same bits: _channels_last_conv); set False
+    #: to keep stock's conv layout everywhere.
     channels_last_convs: bool = True
 
     def forward(
