@@ -9,10 +9,11 @@ which geometries kept the lever. The second compares, whatever each geometry's c
 for every channels-last conv call of a tiny Wan2.1 decode (and, one line per geometry, of a
 480x832x17 one), the lever's conv with the stock-layout conv on that call's own input, so a
 geometry whose calls disagree on some inputs only shows that agreement depends on the values.
-Once per geometry it also lists the CUDA kernels each layout runs, with launch counts (cuDNN's
-transposes and elementwise passes apart). Session 10 on the H200: every geometry whose calls
-disagreed ran different conv kernels in the two layouts, every exact one the same; the
-decoder's check (``decoder._conv_kernels``) now rests on that.
+Once per geometry it also lists the CUDA kernels each layout runs, with launch counts, as the
+decoder's check sees them (``decoder._conv_kernels``: layout passes apart). Session 10 on the
+H200 (then with a lister of its own that set elementwise passes apart, not cuDNN's transforms
+and padding): every geometry whose calls disagreed ran different conv kernels in the two
+layouts, every exact one the same; the decoder's check now rests on that.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from collections.abc import Iterator
 
 import torch
 import torch.nn as nn
-from torch.profiler import ProfilerActivity, profile
 
 import torch_wanops
 from torch_wanops import decoder as decoder_module
@@ -82,16 +82,6 @@ def switch_by_switch(device: str) -> None:
             compare(arch, latents(arch, device, height, width), f"lever {height}x{width}")
 
 
-def conv_kernels(run) -> list[str]:
-    """The CUDA kernels ``run()`` launches, with counts, less layout transposes and elementwise passes."""
-    with profile(activities=[ProfilerActivity.CUDA]) as trace:
-        run()
-        torch.cuda.synchronize()
-    events = [event for event in trace.key_averages() if event.device_type.name == "CUDA"]
-    return sorted(f"{event.key} x{event.count}" for event in events
-                  if not any(skip in event.key.lower() for skip in ("tonhwc", "tonchw", "elementwise")))
-
-
 def per_call(device: str) -> None:
     lever_conv = decoder_module._channels_last_conv
     kernels_listed = set()
@@ -120,10 +110,11 @@ def per_call(device: str) -> None:
                       f"{torch.equal(lever, repeat)}", flush=True)
             if own.is_cuda and geometry not in kernels_listed:
                 kernels_listed.add(geometry)
-                stock_kernels = conv_kernels(lambda: conv._conv_forward(own.contiguous(), conv.weight, None))
-                lever_kernels = conv_kernels(lambda: conv._conv_forward(own, conv.weight, None))
+                conv_without_bias = lambda x: conv._conv_forward(x, conv.weight, None)  # noqa: E731
+                stock_kernels = decoder_module._conv_kernels(conv_without_bias, own.contiguous())
+                lever_kernels = decoder_module._conv_kernels(conv_without_bias, own)
                 print(f"  {geometry[0]} x {geometry[1]} kernels {'same' if stock_kernels == lever_kernels else 'DIFFERENT'}:"
-                      f" stock {stock_kernels} lever {lever_kernels}", flush=True)
+                      f" stock {dict(stock_kernels)} lever {dict(lever_kernels)}", flush=True)
         return out
 
     decoder_module._channels_last_conv = checked

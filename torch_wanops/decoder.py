@@ -295,8 +295,7 @@ def _channels_last_conv(
     key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation, conv.groups,
            padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
     verdict = _channels_last_conv_verdicts.get(key)
-    checkable = not padded.is_cuda or not (torch.cuda.is_current_stream_capturing() or torch.autograd._profiler_enabled())
-    if verdict is None and checkable:
+    if verdict is None and _can_check_now(padded):
         with _channels_last_conv_check:
             verdict = _channels_last_conv_verdicts.get(key)
             if verdict is None:
@@ -316,6 +315,11 @@ def _channels_last_conv(
     out = conv_without_bias(padded)
     del padded
     return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
+
+
+def _can_check_now(padded: torch.Tensor) -> bool:
+    """Not inside a CUDA graph capture (torch.equal would synchronise) or a running profiler (ours would end it)."""
+    return not padded.is_cuda or not (torch.cuda.is_current_stream_capturing() or torch.autograd._profiler_enabled())
 
 
 def _lever_gives_stock_bits(
