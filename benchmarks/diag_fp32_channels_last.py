@@ -111,8 +111,8 @@ def per_call(device: str) -> None:
             if own.is_cuda and geometry not in kernels_listed:
                 kernels_listed.add(geometry)
                 conv_without_bias = lambda x: conv._conv_forward(x, conv.weight, None)  # noqa: E731
-                stock_kernels = decoder_module._conv_kernels(conv_without_bias, own.contiguous())
-                lever_kernels = decoder_module._conv_kernels(conv_without_bias, own)
+                _, stock_kernels = decoder_module._conv_kernels(conv_without_bias, own.contiguous())
+                _, lever_kernels = decoder_module._conv_kernels(conv_without_bias, own)
                 print(f"  {geometry[0]} x {geometry[1]} kernels {'same' if stock_kernels == lever_kernels else 'DIFFERENT'}:"
                       f" stock {dict(stock_kernels)} lever {dict(lever_kernels)}", flush=True)
         return out

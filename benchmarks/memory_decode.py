@@ -2,10 +2,11 @@
 
     python benchmarks/memory_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
-Records the CUDA caching allocator's history over one decode (after a warm-up decode),
-replays its alloc/free events to find the moment of the highest allocated total, and prints
-the blocks live then with the innermost torch_wanops/diffusers frame that allocated each;
-writes the same to memory_<model>_<dtype>_<variant>.txt under --out.
+Records the CUDA caching allocator's history over one decode (after a warm-up decode; with
+--first the first one, whose conv-layout checks hold more), replays its alloc/free events to
+find the moment of the highest allocated total, and prints the blocks live then with the
+innermost torch_wanops/diffusers frame that allocated each; writes the same to
+memory_<model>_<dtype>_<variant>[_first].txt under --out.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from torch_wanops import decoder as decoder_module  # noqa: E402
 from torch_wanops.bench import add_decode_case_arguments, decode_case, variant  # noqa: E402
 
 OWN_CODE = ("torch_wanops", "diffusers")
@@ -48,9 +50,12 @@ def live_at_peak(trace: list[dict]) -> tuple[int, list[dict]]:
     return peak, at_peak
 
 
-def report(vae, z: torch.Tensor, name: str) -> list[str]:
+def report(vae, z: torch.Tensor, name: str, first: bool) -> list[str]:
     with variant(vae, name), torch.no_grad():
-        vae.decode(z, return_dict=False)  # warm-up: cuDNN plans, Triton compiles, verdicts
+        if first:  # the conv-layout lever's per-geometry checks run again, as in a new process
+            decoder_module._channels_last_conv_verdicts.clear()
+        else:
+            vae.decode(z, return_dict=False)  # warm-up: cuDNN plans, Triton compiles, verdicts
         torch.cuda.synchronize()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
@@ -61,7 +66,7 @@ def report(vae, z: torch.Tensor, name: str) -> list[str]:
         torch.cuda.memory._record_memory_history(enabled=None)
     device = torch.cuda.current_device()
     peak, blocks = live_at_peak(snapshot["device_traces"][device])
-    lines = [f"{name}: allocated before {base / 2**30:.2f} GiB; max allocated during the decode "
+    lines = [f"{name}{' (first decode)' if first else ''}: allocated before {base / 2**30:.2f} GiB; max allocated during the decode "
              f"{(torch.cuda.max_memory_allocated() - base) / 2**30:.2f} GiB above it; "
              f"{peak / 2**30:.2f} GiB allocated by the decode at its peak, in {len(blocks)} blocks:"]
     by_site: dict[str, list[int]] = collections.defaultdict(list)
@@ -78,14 +83,16 @@ def main() -> None:
     add_decode_case_arguments(parser)
     parser.add_argument("--variants", nargs="+", default=["diffusers-eager", "wanops-eager"])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--first", action="store_true",
+                        help="record the first decode instead (with the conv-layout checks; no warm-up)")
     args = parser.parse_args()
 
     vae, z = decode_case(args, "cuda")
     os.makedirs(args.out, exist_ok=True)
     for name in args.variants:
-        lines = report(vae, z, name)
+        lines = report(vae, z, name, args.first)
         print("\n".join(lines), flush=True)
-        path = os.path.join(args.out, f"memory_{args.model}_{args.dtype}_{name}.txt")
+        path = os.path.join(args.out, f"memory_{args.model}_{args.dtype}_{name}{'_first' if args.first else ''}.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {args.model} {args.dtype} "
                          f"{args.size}x{args.frames}\n" + "\n".join(lines) + "\n")

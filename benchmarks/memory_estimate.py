@@ -66,18 +66,9 @@ class LiveStorages(TorchDispatchMode):
         return out
 
 
-def passing_check(padded, stock_layout, lever, conv_without_bias, frames) -> bool:
-    """The per-geometry check's tensors, passing: a probe like the conv input, the kernel
-    comparison's contiguous probe and bias-free conv outputs (one at a time), then both convs' outputs.
-
-    Meta tensors have no values to compare, and the meta device has no random generator or kernels.
-    """
-    probe = torch.empty_like(padded)
-    conv_without_bias(probe.contiguous())
-    conv_without_bias(probe)
-    reference, candidate = stock_layout(probe), lever(probe)
-    del probe, reference, candidate
-    return True
+def conv_with_fake_kernels(conv, x) -> tuple[torch.Tensor, collections.Counter[str]]:
+    """The check's profiled conv on the meta device, which has no kernels: the conv, one same kernel."""
+    return conv(x), collections.Counter(conv=1)
 
 
 def estimate(vae, z: torch.Tensor) -> LiveStorages:
@@ -99,7 +90,10 @@ def main() -> None:
     vae, z = decode_case(args, "meta")
     if args.channels_last_convs:
         decoder_module._channels_last_convs_supported = lambda x: x.dtype in (torch.bfloat16, torch.float32)
-        decoder_module._lever_gives_stock_bits = passing_check
+        # The real check, its tensors as on CUDA, forced to pass: meta tensors have no values or kernels.
+        decoder_module._compares_kernels = lambda x: True
+        decoder_module._conv_kernels = conv_with_fake_kernels
+        decoder_module._same_bits = lambda a, b: True
     for name in ("diffusers", "wanops"):
         if name == "wanops":
             torch_wanops.apply_to(vae)

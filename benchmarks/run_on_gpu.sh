@@ -2,7 +2,7 @@
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
 #   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers-tests | levers [MODEL]
-#                                 | levers-fp32 [MODEL]
+#                                 | levers-dtypes [MODEL]
 #                                 | ops | sweep-transposes
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
@@ -11,10 +11,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-fp32|ops|sweep-transposes|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ops|sweep-transposes|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-fp32|ops|sweep-transposes|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ops|sweep-transposes|decode" >&2
     exit 2 ;;
 esac
 
@@ -82,13 +82,15 @@ case "$1" in
       --compile-cases bf16:480x832 --stock-conv-layout --computed-silu --stock-norm-inputs --unfused-residual-adds \
       --stock-upsample --frame-major-upsampler-outputs --out "$out/levers${2:+_$2}"  # one decode.json per process
     ;;
-  levers-fp32)  # levers-fp32 [MODEL]: fp32 480x832 eager decodes with the fp32 levers toggled; then their
-    # whole-decode CUDA tests
-    # shellcheck disable=SC2086
-    python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes fp32 --sizes 480x832 --compile-cases \
-      --fp32-stock-conv-layout --out "$out/levers_fp32${2:+_$2}"
+  levers-dtypes)  # levers-dtypes [MODEL]: fp32 and fp16 480x832 eager decodes with each dtype's conv-layout
+    # switch toggled; then their whole-decode CUDA tests
+    for dtype in fp32 fp16; do
+      # shellcheck disable=SC2086
+      python3 benchmarks/bench_decode.py --models ${2:-wan2.1 wan2.2} --dtypes $dtype --sizes 480x832 --compile-cases \
+        --$dtype-stock-conv-layout --out "$out/levers_$dtype${2:+_$2}"
+    done
     python3 -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_decoder.py \
-      -k "frame_major_norms_in_stock_layout or (channels_last_conv and (fp32 or float32 or kernels or profiler))" 2>&1 | tee "$out/pytest_levers_fp32${2:+_$2}.log" | tail -n 3
+      -k "frame_major_norms_in_stock_layout or (channels_last_conv and (float32 or float16 or kernels or profiler))" 2>&1 | tee "$out/pytest_levers_dtypes${2:+_$2}.log" | tail -n 3
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"

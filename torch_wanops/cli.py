@@ -21,14 +21,15 @@ OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous
 
 # The switches of the levers (`wanops info` shows them): module, attribute, where it applies. All are lossless.
 LEVERS = (
-    ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16/fp32, per geometry where cuDNN's kernels match"),
+    ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16/fp16/fp32, per geometry where cuDNN's kernels match"),
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
-    ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA bf16/fp32, with channels_last_convs"),
-    ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA bf16/fp32, with channels_last_convs"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA, with channels_last_convs"),
+    ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
-    ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, fp16, refused geometries)"),
-    ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA bf16/fp32, with channels_last_convs and FUSED_UPSAMPLE"),
+    ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, refused geometries, lever off)"),
+    ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA, with channels_last_convs and FUSED_UPSAMPLE"),
     ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),
+    ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", "CUDA fp16: channels_last_convs for fp16 too"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")

@@ -156,16 +156,25 @@ def _dense_layout(tensor: torch.Tensor) -> torch.memory_format | None:
 # (``_conv_kernels``), which makes the lever exact by construction wherever it is taken.
 FP32_CHANNELS_LAST_CONVS = True
 
+# fp16 through the same lever, exact by the same kernel check wherever it is taken. Measured on
+# the H200 (session 11, side by side, fp16 480x832x81): whole decodes torch.equal to stock, every
+# real-size Conv3d geometry passing the check; Wan2.1 1.254 -> 1.011 s, peak 3.90 -> 3.10 GiB;
+# Wan2.2 1.364 -> 1.168 s, 3.91 -> 3.05 GiB.
+FP16_CHANNELS_LAST_CONVS = True
+
 
 def _channels_last_convs_supported(x: torch.Tensor) -> bool:
-    # bf16 and fp32: on the H200 cuDNN computes these convs in NDHWC either way (stock's
+    # bf16, fp32 and fp16: on the H200 cuDNN computes these convs in NDHWC either way (stock's
     # profile shows its NCDHW input transposed to NDHWC), and the full decodes measured
     # bit-identical (tests/test_decoder.py, benchmarks/bench_decode.py); the per-geometry
-    # check keeps the lever only where the same conv kernels run. fp16 is unmeasured and
-    # keeps stock's layout.
+    # check keeps the lever only where the same conv kernels run.
     if not x.is_cuda:
         return False
-    return x.dtype == torch.bfloat16 or (FP32_CHANNELS_LAST_CONVS and x.dtype == torch.float32)
+    return (
+        x.dtype == torch.bfloat16
+        or (FP32_CHANNELS_LAST_CONVS and x.dtype == torch.float32)
+        or (FP16_CHANNELS_LAST_CONVS and x.dtype == torch.float16)
+    )
 
 
 # The first residual block after each upsampler gets the resample's output as stock's
@@ -300,11 +309,7 @@ def _channels_last_conv(
             verdict = _channels_last_conv_verdicts.get(key)
             if verdict is None:
                 verdict = _lever_gives_stock_bits(
-                    padded,
-                    stock_layout,
-                    lambda probe: bias_epilogue(conv_without_bias(probe), False),
-                    conv_without_bias,
-                    frames,
+                    padded, stock_layout, conv_without_bias, lambda out: bias_epilogue(out, False), frames
                 )
                 if verdict is not None:
                     _channels_last_conv_verdicts[key] = verdict
@@ -325,8 +330,8 @@ def _can_check_now(padded: torch.Tensor) -> bool:
 def _lever_gives_stock_bits(
     padded: torch.Tensor,
     stock_layout: Callable[[torch.Tensor], torch.Tensor],
-    lever: Callable[[torch.Tensor], torch.Tensor],
     conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
+    bias_epilogue: Callable[[torch.Tensor], torch.Tensor],
     frames: int | None,
 ) -> bool | None:
     """Whether the lever's conv and bias epilogue give the stock layout's bits for ``padded``'s geometry.
@@ -342,24 +347,50 @@ def _lever_gives_stock_bits(
     zero padding, and on an all-zero input any conv gives its bias whatever the algorithm.
     The conv alone is judged: a residual added after rounding could hide a difference. A
     private generator leaves the caller's random state alone.
+
+    The probe is a random value per row plus a random value per column, built once in the
+    stock layout and once, after the stock-layout calls, in the conv input's layout: the same
+    values in either, with one full-size probe alive at a time. The first decode's memory peak
+    is in these checks, beside the decode's own conv input (meta-device estimate, Wan2.1 fp32
+    480x832x81: 7.26 GiB of tensors, 7.83 with a probe copied between layouts; stock 7.61).
     """
-    generator = torch.Generator(padded.device).manual_seed(0)
+    generator = torch.Generator(padded.device if padded.is_cuda else "cpu").manual_seed(0)
     with torch.no_grad():  # in a grad-mode decode too: nothing of the check is kept
-        probe = torch.empty_like(padded).normal_(generator=generator)
-        if probe.is_cuda:
-            stock_kernels = _conv_kernels(conv_without_bias, probe.contiguous())
-            lever_kernels = _conv_kernels(conv_without_bias, probe)
-            if stock_kernels is None or lever_kernels is None:
+        rows = padded.new_empty((*padded.shape[:-1], 1)).normal_(generator=generator)
+        columns = padded.new_empty(padded.shape[-1]).normal_(generator=generator)
+        probe = torch.add(rows, columns, out=padded.new_empty(padded.shape))  # the stock layout
+        stock_kernels = None
+        if _compares_kernels(probe):
+            stock_run = _conv_kernels(conv_without_bias, probe)
+            if stock_run is None:
                 return None
+            stock_kernels = stock_run[1]
+            del stock_run
+        reference = stock_layout(probe)
+        del probe
+        probe = torch.add(rows, columns, out=torch.empty_like(padded))
+        if _compares_kernels(probe):
+            lever_run = _conv_kernels(conv_without_bias, probe)
+            if lever_run is None:
+                return None
+            out, lever_kernels = lever_run
+            del lever_run
             if not stock_kernels or lever_kernels != stock_kernels:
                 logger.info("conv kernels differ by layout (stock %s, channels-last %s)", stock_kernels, lever_kernels)
                 return False
-        reference = stock_layout(probe)
-        candidate = lever(probe)
-    del probe
+        else:
+            out = conv_without_bias(probe)
+        del probe
+        candidate = bias_epilogue(out)
+        del out
     if candidate.dim() != reference.dim():  # a resample Conv2d's output handed on as 5-D
         reference = _frames_to_5d(reference, frames)
     return _same_bits(candidate, reference)
+
+
+def _compares_kernels(x: torch.Tensor) -> bool:
+    """Whether the check compares the kernels a conv of ``x`` launches: on CUDA, where the profiler sees them."""
+    return x.is_cuda
 
 
 # Passes that only move values (session 10, H200 profiles): cuDNN's NCDHW <-> NDHWC transposes
@@ -372,11 +403,13 @@ _LAYOUT_KERNEL_NAMES = (
 )
 
 
-def _conv_kernels(conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> collections.Counter[str] | None:
-    """The CUDA kernels ``conv(x)`` launches, by name and count, cuDNN's layout passes apart.
+def _conv_kernels(
+    conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor
+) -> tuple[torch.Tensor, collections.Counter[str]] | None:
+    """``conv(x)`` and the CUDA kernels it launched, by name and count, cuDNN's layout passes apart.
 
-    Empty where the profiler sees no kernels (no CUPTI): the lever is then not taken. None
-    where the profiler would not start.
+    The kernels are empty where the profiler sees none (no CUPTI): the lever is then not
+    taken. None where the profiler would not start.
     """
     torch.cuda.synchronize(x.device)
     with warnings.catch_warnings():  # the profiler's notes on its own use are not the user's business
@@ -388,11 +421,11 @@ def _conv_kernels(conv: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor)
             logger.info("conv-layout check postponed, the profiler would not start: %s", error)
             return None
         try:
-            conv(x)
+            out = conv(x)
             torch.cuda.synchronize(x.device)
         finally:
             profiler.stop()
-    return collections.Counter(
+    return out, collections.Counter(
         event.name
         for event in profiler.events()
         if event.device_type == torch.autograd.DeviceType.CUDA
@@ -617,7 +650,7 @@ def up_block(
 class OmniWanDecoder(WanDecoder3d):
     """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit."""
 
-    #: On CUDA in bf16 and fp32 (FP32_CHANNELS_LAST_CONVS), feed the residual blocks' and the
+    #: On CUDA in bf16, fp32 and fp16 (FP32_/FP16_CHANNELS_LAST_CONVS), feed the residual blocks' and the
     #: head's convs channels_last_3d input and add the bias while transposing the output back:
     #: the layout cuDNN computes in, without its two transposes. Measured bit-identical to
     #: stock on the H200 (whole decodes of both architectures), and checked once per conv
