@@ -465,6 +465,39 @@ def test_channels_last_conv_check_that_cannot_tell_takes_the_stock_layout_and_re
     assert list(decoder_module._channels_last_conv_verdicts.values()) == [True] and not answers
 
 
+@pytest.mark.parametrize("dims", [2, 3])
+def test_refused_geometry_drops_its_channels_last_input_before_the_stock_conv(dims, monkeypatch):
+    """A geometry that keeps stock's layout convolves a contiguous copy; the channels-last input is gone by then."""
+    import gc
+    import weakref
+
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: False)
+    torch.manual_seed(0)
+    conv_class = torch.nn.Conv3d if dims == 3 else torch.nn.Conv2d
+    conv = conv_class(4, 4, 3)
+    memory_format = torch.channels_last_3d if dims == 3 else torch.channels_last
+    x = torch.randn((1, 4, 3, 5, 6) if dims == 3 else (2, 4, 5, 6))
+    built, alive_at_conv = [], []
+    stock_forward = conv_class.forward
+
+    def recording_forward(module, inp):
+        gc.collect()
+        alive_at_conv.append(built[0]() is not None)
+        return stock_forward(module, inp)
+
+    def build():
+        padded = x.contiguous(memory_format=memory_format)
+        built.append(weakref.ref(padded))
+        return padded
+
+    monkeypatch.setattr(conv_class, "forward", recording_forward)
+    with torch.no_grad():
+        out = decoder_module._channels_last_conv(conv, build)
+    assert alive_at_conv == [False]
+    assert torch.equal(out, stock_forward(conv, x)) and out.is_contiguous()
+
+
 @cuda
 @pytest.mark.parametrize("arch", ARCHS + ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.float16], ids=str)

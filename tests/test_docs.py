@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
-ROW = re.compile(r"^\| (Wan2\.[12]) (bf16|fp32) (\d+)x(\d+)x(\d+) \|(.*)\|\s*$")
+ROW = re.compile(r"^\| (Wan2\.[12]) (bf16|fp16|fp32) (\d+)x(\d+)x(\d+) \|(.*)\|\s*$")
 CELL = re.compile(r"(\d+\.\d{3}) s(?: \((\d+\.\d{2})x\))?")
 
 

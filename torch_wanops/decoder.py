@@ -187,7 +187,7 @@ def _channels_last_convs_supported(x: torch.Tensor) -> bool:
 FRAME_MAJOR_NORM_INPUTS = True
 
 
-# The same inputs where the conv keeps stock's layout (fp32, or channels_last_convs off):
+# The same inputs where the conv keeps stock's layout (CPU, refused geometries, the lever off):
 # stock's torch.cat and F.pad make its conv input contiguous (a frame-major tensor suggests
 # the contiguous format), which is what rms_norm_cat_pad_5d writes for a frame-major x, so the
 # fused norm can take them too. Exact by that construction, and measured on the H200 (session 9,
@@ -316,6 +316,8 @@ def _channels_last_conv(
                 if verdict is False:
                     logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
     if not verdict:
+        # A refused geometry's channels-last input goes as soon as its stock-layout copy exists.
+        padded = padded.contiguous()
         return _add_residual(stock_layout(padded), residual)
     out = conv_without_bias(padded)
     del padded
