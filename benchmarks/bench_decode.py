@@ -45,6 +45,9 @@ def render(results: list[dict]) -> str:
             diff = "" if row["bit_exact"] in (None, True) else f"{row['max_abs_diff']:.3g} / {row['psnr_db']:.1f} dB"
             lines.append(f"| {key(result)} | {row['variant']} | {row['median_s']:.3f} | {row['speedup']:.2f}x | "
                          f"{exact} | {peak} | {row['first_call_s']:.1f} | {diff} |")
+    refused = [f"- {key(result)}: {geometry}" for result in results for geometry in result.get("conv_layout_refused", ())]
+    if refused:  # each costs cuDNN's transposes and a copy of its input (decoder.refused_conv_geometries)
+        lines += ["", "Conv geometries the conv-layout check refused (they keep stock's layout), per case:", *refused]
     codes = [f"- {key(result)}: {result['code']}" for result in results if "code" in result]
     if codes:  # a matrix whose cells were measured on different code says which
         lines += ["", "Code measured, per case:", *codes]

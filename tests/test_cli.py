@@ -19,8 +19,9 @@ def test_bench_writes_the_json_schema(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "random (seeded)" in printed and "wanops-eager" in printed
     result = json.loads(path.read_text())
-    for key in ("device", "torch", "triton", "diffusers", "model", "dtype", "shape", "rows"):
+    for key in ("device", "torch", "triton", "diffusers", "model", "dtype", "shape", "rows", "conv_layout_refused"):
         assert key in result
+    assert result["conv_layout_refused"] == []  # the conv-layout lever is CUDA-only: nothing checked on CPU
     assert result["model"] == "wan2.2-tiny" and result["dtype"] == "fp32"
     assert [row["variant"] for row in result["rows"]] == ["diffusers-eager", "wanops-eager"]
     stock, ours = result["rows"]
@@ -28,6 +29,23 @@ def test_bench_writes_the_json_schema(tmp_path, capsys):
     assert ours["bit_exact"] is True
     for row in result["rows"]:
         assert row["median_s"] > 0 and row["peak_bytes"] is None and len(row["times_s"]) == 2
+
+
+def test_bench_reports_the_conv_geometries_the_check_refused(monkeypatch, capsys):
+    """A case's refused conv geometries (the lever forced on CPU, every Conv2d refused) are in its result and table."""
+    from torch_wanops import decoder as decoder_module
+
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {(): False})  # a stale verdict, cleared
+    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda padded, *args: padded.dim() == 5)
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu", repeat=1)
+    result = bench.run_bench(config)
+    refused = result["conv_layout_refused"]
+    upsamplers = [geometry for geometry in decoder_module._channels_last_conv_verdicts if len(geometry.weight_shape) == 4]
+    assert refused and refused == [bench.describe_geometry(geometry) for geometry in upsamplers]
+    assert all(", 3, 3)" in line for line in refused)  # the Conv2ds' 3x3 weights
+    table = bench.format_table(result)
+    assert all(line in table for line in refused)
 
 
 def test_bench_compile_rows(monkeypatch, tmp_path):

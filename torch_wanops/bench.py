@@ -27,6 +27,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanDecoder3d
 
 import torch_wanops
 from torch_wanops import _backend
+from torch_wanops import decoder as decoder_module
 from torch_wanops.compile import recompile_headroom
 from torch_wanops.configs import build_vae, latent_shape
 
@@ -222,6 +223,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         names += VARIANTS[2:]
     rows: list[Row] = []
     reference: torch.Tensor | None = None
+    # This case's conv-layout checks from scratch, so that its refusals below are its own.
+    decoder_module._channels_last_conv_verdicts.clear()
     for name in names:
         with variant(vae, name):
             if progress:
@@ -265,8 +268,14 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         channels_last=config.channels_last,
         repeat=config.repeat,
         rows=[asdict(row) for row in rows],
+        conv_layout_refused=[describe_geometry(geometry) for geometry in decoder_module.refused_conv_geometries()],
     )
     return result
+
+
+def describe_geometry(geometry: decoder_module.ConvGeometry) -> str:
+    """A refused conv geometry in a line: its input and weight shapes."""
+    return f"input {tuple(geometry.input_shape)} x weight {tuple(geometry.weight_shape)}"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -281,6 +290,8 @@ def format_table(result: dict[str, Any]) -> str:
         )
         if row["max_abs_diff"] and not row["bit_exact"]:
             lines.append(f"{'':<33} max |diff| {row['max_abs_diff']:.3g}, PSNR {row['psnr_db']:.1f} dB")
+    for geometry in result.get("conv_layout_refused", ()):
+        lines.append(f"conv keeping stock's layout (refused by the conv-layout check): {geometry}")
     return "\n".join(lines)
 
 

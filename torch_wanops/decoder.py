@@ -22,7 +22,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn as nn
@@ -250,11 +250,36 @@ def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
     return out.view(-1, frames, *out.shape[1:]).permute(0, 2, 1, 3, 4)
 
 
-# Whether the conv-layout lever gives stock's bits, per conv geometry and cuDNN setting
-# (cuDNN picks its kernels by these, not by the values): checked on first use, one check at a
-# time (the profiler the check uses is one per process; decodes in other threads go on).
-_channels_last_conv_verdicts: dict[tuple, bool] = {}
+class ConvGeometry(NamedTuple):
+    """What cuDNN picks its kernels by (not the values): one conv-layout verdict per geometry."""
+
+    input_shape: tuple[int, ...]
+    weight_shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...] | str
+    dilation: tuple[int, ...]
+    groups: int
+    dtype: torch.dtype
+    device: torch.device
+    cudnn_benchmark: bool
+    cudnn_deterministic: bool
+    cudnn_allow_tf32: bool
+
+
+# Whether the conv-layout lever gives stock's bits, per conv geometry: checked on first use,
+# one check at a time (the profiler the check uses is one per process; decodes in other
+# threads go on).
+_channels_last_conv_verdicts: dict[ConvGeometry, bool] = {}
 _channels_last_conv_check = threading.Lock()
+
+
+def refused_conv_geometries() -> list[ConvGeometry]:
+    """The conv geometries whose check refused the conv-layout lever in this process: they keep stock's layout.
+
+    Exact either way; each costs its conv cuDNN's transposes and a copy of its input, so a
+    decode slower than expected can start here.
+    """
+    return [geometry for geometry, ok in list(_channels_last_conv_verdicts.items()) if not ok]
 
 
 def _channels_last_conv(
@@ -301,8 +326,8 @@ def _channels_last_conv(
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
         return _add_residual(bias_epilogue(conv_without_bias(padded), fuse), None if fuse else residual)
     cudnn = torch.backends.cudnn
-    key = (tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation, conv.groups,
-           padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+    key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
+                       conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
     verdict = _channels_last_conv_verdicts.get(key)
     if verdict is None and _can_check_now(padded):
         with _channels_last_conv_check:
