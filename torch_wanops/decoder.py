@@ -158,8 +158,8 @@ FP32_CHANNELS_LAST_CONVS = True
 
 # fp16 through the same lever, exact by the same kernel check wherever it is taken. Measured on
 # the H200 (session 11, side by side, fp16 480x832x81): whole decodes torch.equal to stock, every
-# real-size Conv3d geometry passing the check; Wan2.1 1.254 -> 1.011 s, peak 3.90 -> 3.10 GiB;
-# Wan2.2 1.364 -> 1.168 s, 3.91 -> 3.05 GiB.
+# real-size Conv3d geometry passing the check; Wan2.1 1.268 -> 1.032 s, peak 3.81 -> 3.10 GiB;
+# Wan2.2 1.376 -> 1.180 s, 3.82 -> 3.05 GiB.
 FP16_CHANNELS_LAST_CONVS = True
 
 
