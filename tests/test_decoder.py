@@ -447,6 +447,7 @@ def test_channels_last_conv_check_holds_one_probe_of_the_same_values_in_each_lay
     assert stock_probe.unique().numel() > stock_probe.numel() // 2  # random values, not a constant
     assert alive == [1, 1, 1], alive  # stock kernels, reference, lever: each probe gone before the next
 
+
 def test_channels_last_conv_check_that_cannot_tell_takes_the_stock_layout_and_retries(monkeypatch):
     """A check that cannot tell now (the profiler would not start) leaves no verdict: stock layout, checked later."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
@@ -729,7 +730,7 @@ def record_upsample_calls(monkeypatch) -> list[bool]:
 @pytest.mark.parametrize("dtype,batch", [(torch.float32, 2), (torch.bfloat16, 1)], ids=str)
 def test_fused_upsample_keeps_the_bits(device, impl, arch, dtype, batch, monkeypatch):
     """FUSED_UPSAMPLE: every upsampler's Conv2d input comes from upsample_nearest_2x, channels_last
-    exactly where the conv-layout lever is on (CUDA bf16 and fp32)."""
+    exactly where the conv-layout lever is on (CUDA)."""
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
     calls = record_upsample_calls(monkeypatch)
     stock, omni = pair(arch, dtype, device)

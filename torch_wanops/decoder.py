@@ -386,8 +386,8 @@ def _lever_gives_stock_bits(
         rows = padded.new_empty((*padded.shape[:-1], 1)).normal_(generator=generator)
         columns = padded.new_empty(padded.shape[-1]).normal_(generator=generator)
         probe = torch.add(rows, columns, out=padded.new_empty(padded.shape))  # the stock layout
-        stock_kernels = None
-        if _compares_kernels(probe):
+        compares_kernels, stock_kernels = _compares_kernels(padded), None
+        if compares_kernels:
             stock_run = _conv_kernels(conv_without_bias, probe)
             if stock_run is None:
                 return None
@@ -396,7 +396,7 @@ def _lever_gives_stock_bits(
         reference = stock_layout(probe)
         del probe
         probe = torch.add(rows, columns, out=torch.empty_like(padded))
-        if _compares_kernels(probe):
+        if compares_kernels:
             lever_run = _conv_kernels(conv_without_bias, probe)
             if lever_run is None:
                 return None
