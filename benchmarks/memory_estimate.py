@@ -8,7 +8,8 @@ to it, and reports the highest total with the ops that made the storages alive t
 tensors only: no cuDNN workspace, no caching-allocator rounding, so it explains the measured
 peak (benchmarks/memory_decode.py on the GPU) rather than reproducing it. The conv-layout lever
 is CUDA-only; --channels-last-convs forces it (and its per-geometry check to pass) to model the
-CUDA path, and then also reports the first decode, whose checks hold more.
+CUDA path, and then also reports the first decode, whose checks hold more; --refuse makes the
+check refuse the convs of an input shape, as the GPU bench lists its refusals.
 """
 
 from __future__ import annotations
@@ -66,9 +67,26 @@ class LiveStorages(TorchDispatchMode):
         return out
 
 
-def conv_with_fake_kernels(conv, x) -> tuple[torch.Tensor, collections.Counter[str]]:
-    """The check's profiled conv on the meta device, which has no kernels: the conv, one same kernel."""
-    return conv(x), collections.Counter(conv=1)
+def conv_with_fake_kernels(refused: set[tuple[int, ...]]):
+    """The check's profiled conv on the meta device, which has no kernels: one kernel for either layout,
+    but another one for a channels-last input of a ``refused`` shape (as cuDNN does where the check refuses)."""
+
+    def conv_kernels(conv, x) -> tuple[torch.Tensor, collections.Counter[str]]:
+        other = tuple(x.shape) in refused and not x.is_contiguous()
+        return conv(x), collections.Counter({"channels-last conv" if other else "conv": 1})
+
+    return conv_kernels
+
+
+def input_shape(text: str) -> tuple[int, ...]:
+    """A --refuse argument: a conv input shape as comma-separated positive ints."""
+    try:
+        shape = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) not in (4, 5) or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"expected 4 or 5 comma-separated positive ints (N,C[,T],H,W), got {text!r}")
+    return shape
 
 
 def estimate(vae, z: torch.Tensor) -> LiveStorages:
@@ -84,15 +102,21 @@ def main() -> None:
     add_decode_case_arguments(parser)
     parser.add_argument("--channels-last-convs", action="store_true",
                         help="model the CUDA conv-layout lever (forced on, its check forced to pass)")
+    parser.add_argument("--refuse", action="append", default=[], type=input_shape, metavar="N,C[,T],H,W",
+                        help="with --channels-last-convs: the check refuses convs of this input shape "
+                             "(as the GPU bench lists them), repeatable")
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
+    refused = set(args.refuse)
+    if refused and not args.channels_last_convs:
+        parser.error("--refuse models the conv-layout check: it needs --channels-last-convs")
 
     vae, z = decode_case(args, "meta")
     if args.channels_last_convs:
         decoder_module._channels_last_convs_supported = lambda x: True
         # The real check, its tensors as on CUDA, forced to pass: meta tensors have no values or kernels.
         decoder_module._compares_kernels = lambda x: True
-        decoder_module._conv_kernels = conv_with_fake_kernels
+        decoder_module._conv_kernels = conv_with_fake_kernels(refused)
         decoder_module._same_bits = lambda a, b: True
     for name in ("diffusers", "wanops"):
         if name == "wanops":
@@ -108,6 +132,9 @@ def main() -> None:
         for op, sizes in sorted(by_op.items(), key=lambda kv: -sum(kv[1]))[: args.top]:
             sizes_mib = ", ".join(f"{s / 2**20:.0f}" for s in sorted(sizes, reverse=True)[:5])
             print(f"  {sum(sizes) / 2**30:6.3f} GiB {len(sizes):4d} x {op} ({sizes_mib} MiB ...)")
+    taken = {geometry.input_shape for geometry in decoder_module.refused_conv_geometries()}
+    for shape in sorted(refused):
+        print(f"--refuse {','.join(map(str, shape))}: " + ("refused" if shape in taken else "no conv has this input shape"))
 
 
 if __name__ == "__main__":
