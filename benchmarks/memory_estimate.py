@@ -101,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_decode_case_arguments(parser)
     parser.add_argument("--channels-last-convs", action="store_true",
-                        help="model the CUDA conv-layout lever (forced on, its check forced to pass)")
+                        help="model the CUDA conv-layout lever (forced on, its check passing but for --refuse)")
     parser.add_argument("--refuse", action="append", default=[], type=input_shape, metavar="N,C[,T],H,W",
                         help="with --channels-last-convs: the check refuses convs of this input shape "
                              "(as the GPU bench lists them), repeatable")
@@ -114,7 +114,8 @@ def main() -> None:
     vae, z = decode_case(args, "meta")
     if args.channels_last_convs:
         decoder_module._channels_last_convs_supported = lambda x: True
-        # The real check, its tensors as on CUDA, forced to pass: meta tensors have no values or kernels.
+        # The real check, its tensors as on CUDA: meta tensors have no values or kernels, so the values
+        # always agree and the kernels too, but for the --refuse shapes.
         decoder_module._compares_kernels = lambda x: True
         decoder_module._conv_kernels = conv_with_fake_kernels(refused)
         decoder_module._same_bits = lambda a, b: True
@@ -132,9 +133,10 @@ def main() -> None:
         for op, sizes in sorted(by_op.items(), key=lambda kv: -sum(kv[1]))[: args.top]:
             sizes_mib = ", ".join(f"{s / 2**20:.0f}" for s in sorted(sizes, reverse=True)[:5])
             print(f"  {sum(sizes) / 2**30:6.3f} GiB {len(sizes):4d} x {op} ({sizes_mib} MiB ...)")
-    taken = {geometry.input_shape for geometry in decoder_module.refused_conv_geometries()}
+    refused_by_check = {geometry.input_shape for geometry in decoder_module.refused_conv_geometries()}
     for shape in sorted(refused):
-        print(f"--refuse {','.join(map(str, shape))}: " + ("refused" if shape in taken else "no conv has this input shape"))
+        verdict = "refused" if shape in refused_by_check else "no conv has this input shape"
+        print(f"--refuse {','.join(map(str, shape))}: {verdict}")
 
 
 if __name__ == "__main__":
