@@ -275,7 +275,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
 
 def describe_geometry(geometry: decoder_module.ConvGeometry) -> str:
     """A refused conv geometry in a line: its input and weight shapes."""
-    return f"input {tuple(geometry.input_shape)} x weight {tuple(geometry.weight_shape)}"
+    return f"input {geometry.input_shape} x weight {geometry.weight_shape}"
 
 
 def format_table(result: dict[str, Any]) -> str:
