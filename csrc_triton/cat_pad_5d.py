@@ -10,8 +10,9 @@ through explicit strides: any input views and any dense output layout work.
 With NORM the new frames pass through WanRMS_norm (and SiLU with SILU) on their
 way in: ``F.normalize(x, dim=1)`` from a precomputed fp32 channel norm, then
 ``* scale``, ``* gamma``, ``+ 0.0`` and SiLU, each rounded to the output dtype as
-ATen's separate kernels round them (the launcher disables fp contraction). Cached
-frames are already normalized and are copied as they are.
+ATen's separate kernels round them (the launcher disables fp contraction). With
+HAS_BIAS x is a conv's raw output and gets the conv's bias added first, rounded as
+stock's ``add_`` rounds it. Cached frames are already normalized and are copied as they are.
 
 With UPSAMPLE > 1 x is read nearest-upsampled by that factor in height and width
 (``height``/``width`` are then the upsampled sizes): ``upsample_nearest_2x`` builds a
@@ -57,6 +58,7 @@ def cat_pad_5d_kernel(
     norm_ptr,
     gamma_ptr,
     silu_table_ptr,
+    bias_ptr,
     scale,
     channels,
     height,
@@ -81,6 +83,7 @@ def cat_pad_5d_kernel(
     NORM: tl.constexpr,
     SILU: tl.constexpr,
     SILU_TABLE: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
     LIBDEVICE_EXP: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -133,7 +136,11 @@ def cat_pad_5d_kernel(
         norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
         norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
         gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
-        normalized = rms_norm_silu(values.to(tl.float32), norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
+        values = values.to(tl.float32)
+        if HAS_BIAS:
+            bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
+            values = round_to(values + bias, out_ptr.dtype.element_ty)
+        normalized = rms_norm_silu(values, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
                                    LIBDEVICE_EXP, out_ptr.dtype.element_ty)
         values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:

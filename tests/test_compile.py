@@ -199,19 +199,21 @@ def _compile_small_decoder(arch):
 
 
 @pytest.mark.parametrize(
-    "frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs",
-    [(False, False, False, False), (True, False, False, False), (True, True, False, False), (True, True, True, False),
-     (True, True, True, True)],
+    "frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,raw_conv_output_norms",
+    [(False, False, False, False, False), (True, False, False, False, False), (True, True, False, False, False),
+     (True, True, True, False, False), (True, True, True, True, False), (True, True, True, True, True)],
 )
 def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds,
-                                                          fused_upsample, contiguous_upsampler_outputs):
+                                                          fused_upsample, contiguous_upsampler_outputs,
+                                                          raw_conv_output_norms):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA bf16 only), compiled output
     must match the same decoder's eager output; so with the upsamplers' frame-major
     outputs taking it too (FRAME_MAJOR_NORM_INPUTS), and with the residual adds in its
     epilogue (FUSED_RESIDUAL_ADDS), and with the upsamplers' Conv2d outputs handed on
-    contiguous (CONTIGUOUS_UPSAMPLER_OUTPUTS: their check forced to pass, oneDNN's bits differ).
+    contiguous (CONTIGUOUS_UPSAMPLER_OUTPUTS: their check forced to pass, oneDNN's bits differ), and
+    with the residual blocks' conv1 outputs going raw to the norm that adds their bias (RAW_CONV_OUTPUT_NORMS).
     """
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
@@ -224,15 +226,18 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", fused_residual_adds)
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", fused_upsample)
     monkeypatch.setattr(decoder_module, "CONTIGUOUS_UPSAMPLER_OUTPUTS", contiguous_upsampler_outputs)
+    monkeypatch.setattr(decoder_module, "RAW_CONV_OUTPUT_NORMS", raw_conv_output_norms)
     if contiguous_upsampler_outputs:
         monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
-    calls, frame_major, upsampled = [], [], []  # calls: whether each bias_add_contiguous call had a residual
+    # calls: whether each bias_add_contiguous call had a residual; biased: whether each norm added a bias
+    calls, frame_major, upsampled, biased = [], [], [], []
     check = bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args",
                         lambda x, bias, residual: calls.append(residual is not None) or check(x, bias, residual))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
-                        lambda x, *args: frame_major.append(is_frame_major(x)) or check_norm(x, *args))
+                        lambda x, *args: frame_major.append(is_frame_major(x)) or biased.append(args[-1] is not None)
+                        or check_norm(x, *args))
     check_upsample = upsample_module.check_upsample_nearest_2x_args
     monkeypatch.setattr(upsample_module, "check_upsample_nearest_2x_args",
                         lambda x, channels_last: upsampled.append(channels_last) or check_upsample(x, channels_last))
@@ -244,16 +249,17 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     assert calls, "the lever did not run in eager"
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert bool(upsampled) == fused_upsample and all(upsampled)  # channels-last Conv2d input
+    assert any(biased) == raw_conv_output_norms
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
-    calls.clear()
-    frame_major.clear()
-    upsampled.clear()
+    for recorded in (calls, frame_major, upsampled, biased):
+        recorded.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
     assert any(calls) == fused_residual_adds
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert any(upsampled) == fused_upsample
+    assert any(biased) == raw_conv_output_norms
     assert (got - eager).abs().max().item() <= FP32_TOLERANCE
     assert counters["stats"]["unique_graphs"] == 2
     assert not counters["graph_break"]

@@ -640,6 +640,40 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_raw_conv_outputs_keep_the_bits(arch, monkeypatch):
+    """RAW_CONV_OUTPUT_NORMS hands each residual block's conv1 output raw to its second norm, which adds
+    the bias: one bias epilogue per residual block less, same bits.
+
+    The lever's convs are forced on (their per-geometry check fails on oneDNN), so the decode is
+    compared with the same decoder's bias epilogues, not with stock.
+    """
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    norm_op, bias_op, calls = decoder_module.rms_norm_cat_pad_5d, decoder_module.bias_add_contiguous, []
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
+                        lambda *args: calls.append("biased norm" if args[-1] is not None else "norm") or norm_op(*args))
+    monkeypatch.setattr(decoder_module, "bias_add_contiguous",
+                        lambda *args: calls.append("bias epilogue") or bias_op(*args))
+    _, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=2)
+    outputs, counts = {}, {}
+    for flag in (False, True):
+        monkeypatch.setattr(decoder_module, "RAW_CONV_OUTPUT_NORMS", flag)
+        monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})  # the same checks in each decode
+        calls.clear()
+        with torch.no_grad():
+            outputs[flag] = omni.decode(z, return_dict=False)[0]
+        counts[flag] = collections.Counter(calls)
+    blocks = sum(isinstance(m, WanResidualBlock) for m in omni.decoder.modules())
+    # Each residual block's second norm, once per latent frame (a chunk each).
+    assert counts[False]["biased norm"] == 0 and counts[True]["biased norm"] == blocks * z.shape[2]
+    # ... in place of a plain norm and of conv1's bias epilogue.
+    assert counts[False]["norm"] - counts[True]["norm"] == counts[True]["biased norm"]
+    assert counts[False]["bias epilogue"] - counts[True]["bias epilogue"] == counts[True]["biased norm"]
+    assert torch.equal(outputs[True], outputs[False])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("fused_upsample", [False, True])
 def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogue(arch, fused_upsample, monkeypatch):
     """At each bias epilogue of the conv-layout lever no conv input is alive, and of the norms' inputs
@@ -787,13 +821,15 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
         ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", False),
         ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
         ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
+        ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
     ],
-    ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs"],
+    ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
+         "biased-conv-outputs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
     modules; the residual adds outside the convs' bias epilogue; the upsamplers through stock's modules;
-    the upsamplers' outputs frame-major, as stock's."""
+    the upsamplers' outputs frame-major, as stock's; conv1's bias added by its epilogue, not the norm."""
     monkeypatch.setattr(importlib.import_module(module), switch, value)
     frame_major_inputs = record_fused_norm_inputs(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")

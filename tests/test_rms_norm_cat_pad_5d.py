@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from conftest import (
     DTYPES,
     HAS_CUDA,
+    LAYOUTS,
     IMPLEMENTATIONS,
     cuda,
     make_layout,
@@ -37,7 +38,14 @@ from test_cat_pad_5d import (
 from torch_wanops import _backend
 from torch_wanops.ops import rms_norm_cat_pad_5d
 from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
-from torch_wanops.ops.rms_norm_cat_pad_5d import _channel_norm, _out_strides, silu_table
+from torch_wanops.ops.rms_norm_cat_pad_5d import (
+    _channel_norm,
+    _out_strides,
+    channel_norm_reference,
+    kernel_norm_is_atens,
+    launch_channel_norm,
+    silu_table,
+)
 
 rms_module = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")  # the package re-exports the op
 
@@ -142,18 +150,26 @@ def looked_up(table, values):
     return table[values.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF]
 
 
-def check_kernel_against_emulation(case, by_table):
-    """Drive the kernel directly; SiLU computed, or (``by_table``) looked up in silu_table()."""
+def stock_conv_output(raw, bias):
+    """Stock's conv output for a raw one: NCDHW, the bias added in place (rounded once)."""
+    return raw.contiguous() + bias.view(1, -1, 1, 1, 1)
+
+
+def check_kernel_against_emulation(case, by_table, with_bias=False):
+    """Drive the kernel directly; SiLU computed, or (``by_table``) looked up in silu_table(); with
+    ``with_bias`` x is a raw conv output whose bias the kernel adds (norm from channel_norm_kernel)."""
     cat_case, silu, channels_last, scale = case
     x, cache, padding, keep = build_case(cat_case, "cpu")
     x = x * 3
     gamma = random_tensor((x.shape[1], 1, 1, 1), x.dtype, "cpu", cat_case[-1] + 7)
-    norm = _channel_norm(x)
+    bias = random_tensor((x.shape[1],), x.dtype, "cpu", cat_case[-1] + 11) if with_bias else None
+    norm = _channel_norm(x) if bias is None else launch_channel_norm(x, bias)
     table = silu_table("cpu", x.dtype) if by_table else None
-    prologue = NormPrologue(norm, gamma, scale, silu or by_table, table)
+    prologue = NormPrologue(norm, gamma, scale, silu or by_table, table, bias)
     strides = _out_strides(x, cache, padding, channels_last)
     out, next_cache = launch_cat_pad_5d(x, cache, padding, keep, strides, prologue)
-    normalized = emulated_cuda_rms_norm_silu(x, gamma, scale, silu and not by_table, norm)
+    biased = x if bias is None else stock_conv_output(x, bias)
+    normalized = emulated_cuda_rms_norm_silu(biased, gamma, scale, silu and not by_table, norm)
     if by_table:
         normalized = looked_up(table, normalized)
     # The emulation's own layout says nothing about stock's.
@@ -189,6 +205,69 @@ def test_silu_table_kernel_under_interpreter(case):
     """The kernel's table SiLU: the emulated norm, then the table entry of its bits."""
     assume(case[0][10] != torch.float32)
     check_kernel_against_emulation(case, by_table=True)
+
+
+@needs_interpreter
+@given(case=norm_cases())
+@example(case=((2, 5, 2, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "channels_last", "cropped", 1), True, True, 2.0))
+def test_bias_prologue_under_interpreter_matches_cuda_arithmetic(case):
+    """A raw conv output: the kernel adds the bias (rounded to x's dtype) before the norm."""
+    check_kernel_against_emulation(case, by_table=False, with_bias=True)
+
+
+@st.composite
+def channel_norm_cases(draw):
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 40)), draw(st.integers(1, 3)), draw(st.integers(1, 4)),
+             draw(st.integers(1, 5)))
+    return shape, draw(st.sampled_from([torch.bfloat16, torch.float16])), draw(st.sampled_from(LAYOUTS)), \
+        draw(st.booleans()), draw(st.integers(0, 2**16))
+
+
+@needs_interpreter
+@given(case=channel_norm_cases())
+@example(case=((2, 33, 2, 3, 4), torch.bfloat16, "channels_last", True, 5))
+def test_channel_norm_kernel_adds_in_its_order_under_interpreter(case):
+    """channel_norm_kernel against its torch spec (16 partial sums, ATen's CUDA order), in any layout,
+    with and without a bias; fp32 is left to the GPU (the spec's fp64 fma can round twice)."""
+    shape, dtype, layout, with_bias, seed = case
+    x = make_layout(random_tensor(shape, dtype, "cpu", seed) * 3, layout)
+    bias = random_tensor((shape[1],), dtype, "cpu", seed + 1) if with_bias else None
+    got = launch_channel_norm(x, bias)
+    assert got.shape == (shape[0], 1, *shape[2:]) and got.dtype == torch.float32 and got.is_contiguous()
+    assert torch.equal(got, channel_norm_reference(x, bias))
+
+
+def test_channel_norm_spec_is_not_a_sequential_sum():
+    # The 16-partial order is not how the CPU adds: the spec would be vacuous if the two agreed.
+    x = random_tensor((1, 96, 2, 8, 8), torch.bfloat16, "cpu", 0) * 3
+    sequential = torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
+    assert not torch.equal(channel_norm_reference(x), sequential)
+
+
+def test_kernel_norm_is_not_taken_off_cuda():
+    assert not kernel_norm_is_atens(torch.zeros(1, 4, 1, 2, 2, dtype=torch.bfloat16))
+
+
+@op_impl_params
+@given(case=norm_cases(), bias_seed=st.integers(0, 2**16))
+@example(case=((2, 3, 2, 2, 5, 1, 1, 2, 1, 2, torch.bfloat16, "channels_last", "cropped", 3), True, True, 1.7),
+         bias_seed=0)
+def test_bias_is_added_as_stock_conv_adds_it(device, impl, case, bias_seed):
+    """``bias``: x is a raw conv output; the op normalizes stock's conv output (x + bias, NCDHW)."""
+    cat_case, silu, channels_last, scale = case
+    x, cache, padding, keep = build_case(cat_case, device)
+    x = x * 3
+    bias = random_tensor((x.shape[1],), x.dtype, device, bias_seed)
+    norm = stock_norm(x.shape[1], x.dtype, device, cat_case[-1] + 7)
+    norm.scale = scale
+    with torch.no_grad():
+        normalized = norm(stock_conv_output(x, bias))
+        if silu:
+            normalized = nn.SiLU()(normalized)
+        out, next_cache = run_impl(
+            impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, silu, cache, padding, keep, channels_last, bias
+        )
+    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
 
 
 def test_silu_table_holds_silu_of_every_bit_pattern():
@@ -285,10 +364,12 @@ def test_opcheck(requires_grad, layout):
         x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
         gamma = torch.randn(3, 1, 1, 1, device=device).requires_grad_(requires_grad)
         cache = torch.randn(2, 3, 4, 6, 7, device=device)[:, :, 2:, 1:5, 1:6].requires_grad_(requires_grad)
+        bias = torch.randn(3, device=device).requires_grad_(requires_grad)
         for args in (
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False),
             (x, gamma, 3.0, False, None, [0, 0, 1, 1, 2, 0], 0, True),
             (x, gamma, 0.5, True, cache, [1, 1, 0, 0, 3, 0], 3, False),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias),
         ):
             torch.library.opcheck(torch.ops.wanops.rms_norm_cat_pad_5d.default, args)
 
@@ -302,6 +383,13 @@ def test_gradcheck():
         return rms_norm_cat_pad_5d(x, gamma, 3**0.5, True, cache, (1, 1, 2, 2, 2, 0), 2)
 
     assert torch.autograd.gradcheck(both, (x, gamma, cache))
+
+    bias = torch.randn(3, dtype=torch.float64, requires_grad=True)
+
+    def with_bias(x, gamma, cache, bias):
+        return rms_norm_cat_pad_5d(x, gamma, 3**0.5, True, cache, (1, 1, 2, 2, 2, 0), 2, True, bias)
+
+    assert torch.autograd.gradcheck(with_bias, (x, gamma, cache, bias))
 
 
 def test_gradients_equal_the_stock_modules():
@@ -325,10 +413,10 @@ def test_compile_fullgraph_matches_eager(dynamic):
 
 
 def _call(x, gamma, cache, **overrides):
-    args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False)
+    args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False, bias=None)
     args.update(overrides)
     return rms_norm_cat_pad_5d(x, gamma, args["scale"], args["silu"], cache, args["padding"],
-                               args["keep_cache_frames"], args["channels_last"])
+                               args["keep_cache_frames"], args["channels_last"], args["bias"])
 
 
 INVALID = [
@@ -344,6 +432,10 @@ INVALID = [
     (lambda x, g, c: _call(x, g, c, padding=(1, 0, 1, 1, 2, 0)), ValueError, "padding must be symmetric in width"),
     (lambda x, g, c: _call(x, g, c, padding=(1, 1, 1, 1, 1, 0)), ValueError, "more than the front padding"),
     (lambda x, g, c: _call(x, g, c, keep_cache_frames=-1), ValueError, "keep_cache_frames must be >= 0"),
+    (lambda x, g, c: _call(x, g, c, bias=g), ValueError, "bias must be a 1-D tensor"),
+    (lambda x, g, c: _call(x, g, c, bias=2.0), TypeError, "bias must be a torch.Tensor or None"),
+    (lambda x, g, c: _call(x, g, c, bias=g[:2].flatten()), ValueError, "bias must have one entry per channel"),
+    (lambda x, g, c: _call(x, g, c, bias=g.flatten().double()), TypeError, "bias must have the dtype of x"),
 ]
 
 
@@ -385,6 +477,46 @@ def test_channel_norm_is_the_norm_of_the_fp32_copy_on_cuda(dtype, layout, shape)
     channels, frames, height, width = shape[:4]
     x = make_layout(random_tensor((2, channels, frames, height, width), dtype, "cuda", 0) * 3, layout)
     assert torch.equal(_channel_norm(x), torch.linalg.vector_norm(x.float(), dim=1, keepdim=True))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_channel_norm_kernel_is_atens_at_real_decoder_sizes_on_cuda(dtype, shape):
+    """The measured fact RAW_CONV_OUTPUT_NORMS rests on: at the decoder's norm sizes under 1024 channels
+    ATen's CUDA channel norm of a contiguous x adds in channel_norm_kernel's order (16 channels, the latent
+    conv's input, which no norm sees, adds in another); the op's check says what the comparison says."""
+    channels, frames, height, width = shape[:4]
+    x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
+    same = torch.equal(launch_channel_norm(x), _channel_norm(x))
+    rms_module._kernel_norm_verdicts.clear()
+    assert kernel_norm_is_atens(x) == same
+    if 96 <= channels < 1024:
+        assert same
+    # The order does not depend on the layout the kernel reads.
+    assert torch.equal(launch_channel_norm(x.contiguous(memory_format=torch.channels_last_3d)), launch_channel_norm(x))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("verdict", [None, False], ids=["checked", "refused"])
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_raw_conv_output_at_real_decoder_sizes_on_cuda(dtype, verdict, shape, monkeypatch):
+    """A channels-last raw conv output and its bias give stock's norm of the conv output, whether the
+    op's check takes channel_norm_kernel or refuses it (the sum is then written out for ATen)."""
+    channels, frames, height, width, cache_frames, padding = shape
+    raw = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
+    raw = raw.contiguous(memory_format=torch.channels_last_3d)
+    bias = random_tensor((channels,), dtype, "cuda", 1)
+    cache = random_tensor((1, channels, cache_frames, height, width), dtype, "cuda", 2) if cache_frames else None
+    cache = None if cache is None else cache.contiguous(memory_format=torch.channels_last_3d)
+    norm = stock_norm(channels, dtype, "cuda", 3)
+    monkeypatch.setattr(rms_module, "_kernel_norm_verdicts", {} if verdict is None else
+                        {(tuple(raw.shape), dtype, raw.device): verdict})
+    with torch.no_grad():
+        normalized = nn.SiLU()(norm(stock_conv_output(raw, bias)))
+        out, next_cache = rms_norm_cat_pad_5d(raw, norm.gamma, norm.scale, True, cache, padding, 2, True, bias)
+    check_outputs(out, next_cache, normalized, raw, cache, padding, 2, True, stock_layout=False)
 
 
 @cuda

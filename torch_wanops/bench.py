@@ -46,6 +46,7 @@ STOCK_LAYOUT_NORM_CHAIN_VARIANT = "wanops-eager-stock-layout-norm-chain"
 FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-frame-major-upsampler-outputs"
 FP32_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp32-stock-conv-layout"
 FP16_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp16-stock-conv-layout"
+BIASED_CONV_OUTPUTS_VARIANT = "wanops-eager-biased-conv-outputs"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -56,6 +57,7 @@ LEVER_SWITCHES = {
     FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
     FP32_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", False),
     FP16_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", False),
+    BIASED_CONV_OUTPUTS_VARIANT: ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

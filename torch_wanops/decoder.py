@@ -204,15 +204,19 @@ def _channels_last_conv_input_ok(x: torch.Tensor) -> bool:
     return FRAME_MAJOR_NORM_INPUTS and is_frame_major(x)
 
 
-def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
-    """Whether ``conv``, fed from ``x``, runs as the conv-layout lever (channels-last input, bias epilogue)."""
+def _lever_conv(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
+    """Whether ``conv`` may run as the conv-layout lever on x's dtype and device, x's layout aside."""
     return (
         channels_last_convs
         and _channels_last_convs_supported(x)
         and getattr(conv, "bias", None) is not None
         and conv.weight.is_contiguous()  # channels-last weights: see decode_chunk
-        and _channels_last_conv_input_ok(x)
     )
+
+
+def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
+    """Whether ``conv``, fed from ``x``, runs as the conv-layout lever (channels-last input, bias epilogue)."""
+    return _lever_conv(conv, x, channels_last_convs) and _channels_last_conv_input_ok(x)
 
 
 # A residual block's ``x + shortcut`` done in the lever's bias epilogue (bias_add_contiguous
@@ -243,6 +247,27 @@ FUSED_UPSAMPLE = True
 # session 9). Measured there side by side (bf16 480x832): whole decodes torch.equal to stock;
 # Wan2.1 1.018 -> 1.012 s, Wan2.2 1.114 -> 1.102 s.
 CONTIGUOUS_UPSAMPLER_OUTPUTS = True
+
+
+# A residual block's conv1 output goes to its second norm raw: the conv-layout lever's
+# channels-last output without the bias epilogue, the bias added inside the fused norm
+# (rms_norm_cat_pad_5d's ``bias``, rounded as stock's add_ rounds it), whose channel norm
+# then comes from a kernel adding in ATen's CUDA order, where the op's per-geometry check
+# finds it giving ATen's bits (benchmarks/probe_reduction_order.py: every H200 decoder
+# shape under 1024 channels). One transposing pass over conv1's output less, and that norm
+# reads and writes channels-last.
+RAW_CONV_OUTPUT_NORMS = True
+
+
+class RawConvOutput(NamedTuple):
+    """A conv's channels-last output from the conv-layout lever, its bias not yet added (RAW_CONV_OUTPUT_NORMS)."""
+
+    raw: torch.Tensor
+    bias: torch.Tensor
+
+    def with_bias(self) -> torch.Tensor:
+        """What the lever would have handed on: the bias added, contiguous."""
+        return bias_add_contiguous(self.raw, self.bias)
 
 
 def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
@@ -287,7 +312,8 @@ def _channels_last_conv(
     conv_input: Callable[[], torch.Tensor],
     residual: torch.Tensor | None = None,
     frames: int | None = None,
-) -> torch.Tensor:
+    raw_output: bool = False,
+) -> torch.Tensor | RawConvOutput:
     """``conv(padded) + residual`` for ``padded = conv_input()`` channels-last, returned contiguous as stock's is.
 
     ``conv`` is a Conv3d (5-D input, channels_last_3d) or a Conv2d (4-D, channels_last).
@@ -300,7 +326,9 @@ def _channels_last_conv(
     own would end) takes the stock layout until one can.
     With FUSED_RESIDUAL_ADDS the lever adds ``residual`` in its bias epilogue. With
     ``frames`` (a resample's Conv2d) and CONTIGUOUS_UPSAMPLER_OUTPUTS the lever returns the
-    5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D.
+    5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D. With
+    ``raw_output`` (a Conv3d without residual) the lever hands on its output raw, as a
+    RawConvOutput; a stock-layout result is a tensor as ever.
     """
     padded = conv_input()
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
@@ -322,9 +350,14 @@ def _channels_last_conv(
     def conv_without_bias(padded: torch.Tensor) -> torch.Tensor:
         return conv._conv_forward(padded, conv.weight, None)
 
+    def lever_output(out: torch.Tensor) -> torch.Tensor | RawConvOutput:
+        if raw_output and residual is None and out.dim() == 5:
+            return RawConvOutput(out, conv.bias)
+        return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
+
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
-        return _add_residual(bias_epilogue(conv_without_bias(padded), fuse), None if fuse else residual)
+        return lever_output(conv_without_bias(padded))
     cudnn = torch.backends.cudnn
     key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
                        conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
@@ -346,7 +379,7 @@ def _channels_last_conv(
         return _add_residual(stock_layout(padded), residual)
     out = conv_without_bias(padded)
     del padded
-    return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
+    return lever_output(out)
 
 
 def _can_check_now(padded: torch.Tensor) -> bool:
@@ -491,12 +524,13 @@ def norm_act_conv(
     activation: nn.Module,
     dropout: nn.Module | None,
     conv: nn.Module,
-    x: torch.Tensor,
+    x: torch.Tensor | RawConvOutput,
     feat_cache: FeatCache,
     feat_idx: list[int],
     channels_last_convs: bool = False,
     residual: torch.Tensor | None = None,
-) -> torch.Tensor:
+    raw_output: bool = False,
+) -> torch.Tensor | RawConvOutput:
     """``conv(dropout(activation(norm(x)))) [+ residual]`` with its cache step; norm, SiLU and padding in one op.
 
     With ``channels_last_convs`` (CUDA, a conv with a bias, x contiguous or, with
@@ -504,14 +538,24 @@ def norm_act_conv(
     and the conv runs without its bias, which ``bias_add_contiguous`` adds while
     transposing back (and, with FUSED_RESIDUAL_ADDS, the residual): the layout cuDNN
     computes in, without its two transposes (see OmniWanDecoder.channels_last_convs).
+    With ``raw_output`` such a conv's output is handed on raw (RawConvOutput), and a raw
+    x is normalized with its bias added in the fused norm where the conv also takes the
+    lever (RAW_CONV_OUTPUT_NORMS), or gets its bias added first otherwise.
     """
-    channels_last = _takes_conv_layout_lever(conv, x, channels_last_convs)
+    bias = None
+    if isinstance(x, RawConvOutput):
+        if (
+            RAW_CONV_OUTPUT_NORMS
+            and _fuses_norm_act_conv(norm, activation, dropout, conv, x.raw)
+            and _lever_conv(conv, x.raw, channels_last_convs)
+        ):
+            x, bias = x.raw, x.bias
+        else:
+            x = x.with_bias()
+    channels_last = bias is not None or _takes_conv_layout_lever(conv, x, channels_last_convs)
     slot = None if feat_cache is None else feat_cache[feat_idx[0]]
-    if not (
-        _fusable_norm(norm, x)
-        and walkable(activation, nn.SiLU)
-        and _is_identity_dropout(dropout)
-        and _fusable_conv(conv)
+    if bias is None and not (
+        _fuses_norm_act_conv(norm, activation, dropout, conv, x)
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
         and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
@@ -527,7 +571,7 @@ def norm_act_conv(
     conv_input = [
         _padded_conv_input(
             lambda cached, keep, x=x: rms_norm_cat_pad_5d(
-                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last
+                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last, bias
             ),
             feat_cache,
             feat_idx,
@@ -535,8 +579,20 @@ def norm_act_conv(
     ]
     del x
     if channels_last:
-        return _channels_last_conv(conv, conv_input.pop, residual)
+        return _channels_last_conv(conv, conv_input.pop, residual, raw_output=raw_output)
     return _add_residual(nn.Conv3d.forward(conv, conv_input.pop()), residual)
+
+
+def _fuses_norm_act_conv(
+    norm: nn.Module, activation: nn.Module, dropout: nn.Module | None, conv: nn.Module, x: torch.Tensor
+) -> bool:
+    """Whether rms_norm_cat_pad_5d can stand in for norm, activation, dropout and the conv's padding."""
+    return (
+        _fusable_norm(norm, x)
+        and walkable(activation, nn.SiLU)
+        and _is_identity_dropout(dropout)
+        and _fusable_conv(conv)
+    )
 
 
 def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -554,10 +610,12 @@ def residual_block(
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     shortcut = _pointwise_conv(block.conv_shortcut, x)
     # conv1's output goes to the second step as a temporary, which then owns it (and drops it
-    # once its conv input is built): no local keeps it alive through conv2.
+    # once its conv input is built): no local keeps it alive through conv2. With the
+    # conv-layout lever and RAW_CONV_OUTPUT_NORMS it goes raw, its bias added by the norm.
     return norm_act_conv(
         block.norm2, block.nonlinearity, block.dropout, block.conv2,
-        norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs),
+        norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs,
+                      raw_output=RAW_CONV_OUTPUT_NORMS),
         feat_cache, feat_idx, channels_last_convs, residual=shortcut,
     )
 

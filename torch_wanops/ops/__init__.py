@@ -45,18 +45,21 @@ def rms_norm_cat_pad_5d(
     padding: Sequence[int],
     keep_cache_frames: int = 0,
     channels_last: bool = False,
+    bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cat_pad_5d(silu(WanRMS_norm(x)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
+    """``cat_pad_5d(silu(WanRMS_norm(x + bias)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
 
     The norm is diffusers' bias-free, channel-first ``WanRMS_norm`` with ``gamma``
-    (shape ``(C, 1, 1, 1)``) and ``scale``; SiLU follows when ``silu``. ``cache``
+    (shape ``(C, 1, 1, 1)``) and ``scale``; SiLU follows when ``silu``. ``bias``
+    (shape ``(C,)``, optional) is a conv's: x is then its raw output, and ``x + bias``
+    is rounded as stock's conv rounds its bias add, but never written. ``cache``
     holds already-normalized frames. Both outputs are dense, in channels_last_3d when
     ``channels_last`` or when x and the cache are both channels-last, contiguous otherwise.
     """
     if not torch.compiler.is_compiling():
-        check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+        check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
     return torch.ops.wanops.rms_norm_cat_pad_5d(
-        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last
+        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias
     )
 
 

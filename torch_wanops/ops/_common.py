@@ -27,7 +27,8 @@ def require_tensor(value: object, name: str, ndim: int = 5, optional: bool = Fal
         kind = "a torch.Tensor or None" if optional else "a torch.Tensor"
         raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
     if value.dim() != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D (B, C, T, H, W) tensor, got shape {tuple(value.shape)}")
+        layout = " (B, C, T, H, W)" if ndim == 5 else ""
+        raise ValueError(f"{name} must be a {ndim}-D{layout} tensor, got shape {tuple(value.shape)}")
 
 
 def require_int(value: object, name: str) -> None:

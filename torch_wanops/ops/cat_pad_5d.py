@@ -117,6 +117,8 @@ class NormPrologue:
     # With a 16-bit x: SiLU of every value of x's dtype, indexed by its bits (silu_table());
     # the kernel then looks SiLU up instead of computing it.
     silu_table: torch.Tensor | None = None
+    # A conv's bias, added to x (rounded to its dtype) before the norm: x is the raw conv output.
+    bias: torch.Tensor | None = None
 
 
 def launch_cat_pad_5d(
@@ -156,6 +158,7 @@ def launch_cat_pad_5d(
     keep_arg = out if keep == 0 else next_cache
     norm = x if prologue is None else prologue.norm
     silu_table = None if prologue is None else prologue.silu_table
+    bias = None if prologue is None else prologue.bias
     if silu_table is not None:
         require(
             silu_table.shape == (1 << 16,) and silu_table.dtype == x.dtype and silu_table.device == x.device,
@@ -169,6 +172,7 @@ def launch_cat_pad_5d(
             x, cache_arg, out, keep_arg, norm,
             x if prologue is None else prologue.gamma,
             x if silu_table is None else silu_table,
+            x if bias is None else bias,
             0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
@@ -180,6 +184,7 @@ def launch_cat_pad_5d(
             NORM=prologue is not None,
             SILU=prologue is not None and prologue.silu,
             SILU_TABLE=silu_table is not None,
+            HAS_BIAS=bias is not None,
             LIBDEVICE_EXP=not _backend.INTERPRETER,
             BLOCK_C=block_c,
             BLOCK_W=block_w,

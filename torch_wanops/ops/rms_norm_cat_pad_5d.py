@@ -7,6 +7,14 @@ normalize for fp16/bf16) with ``gamma`` and ``scale``, and ``act`` is SiLU when
 computes the fp32 channel norm with ATen (so its summation order is ATen's) and
 does everything else in the cat_pad_5d kernel.
 
+With ``bias`` (a conv's, shape ``(C,)``) the op normalizes ``x + bias``, the add
+rounded as stock's conv ``add_`` rounds it, without writing that sum: x can be a
+conv's raw channels-last output. The channel norm of the sum then comes from
+``channel_norm_kernel``, which adds in ATen's CUDA order; it is used for a geometry
+only after a check on random values found it giving ATen's bits there
+(``kernel_norm_is_atens``), and otherwise the sum is written out (stock's layout)
+and reduced by ATen.
+
 Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
 x and the cache are both channels-last, contiguous otherwise. That is what the
 stock expression gives for canonically laid-out contiguous or channels-last inputs.
@@ -14,6 +22,7 @@ stock expression gives for canonically laid-out contiguous or channels-last inpu
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import torch
@@ -40,17 +49,19 @@ from torch_wanops.ops.cat_pad_5d import (
 )
 
 _kernels = _backend.kernel_module("cat_pad_5d")
+_norm_kernels = _backend.kernel_module("channel_norm")
 # SiLU's exp under the interpreter is numpy's: CPU keeps the reference (see _backend).
 INTERPRETABLE = False
 
 
 def check_rms_norm_cat_pad_5d_types(
     x: object, gamma: object, scale: object, silu: object, cache: object, padding: object,
-    keep_cache_frames: object, channels_last: object,
+    keep_cache_frames: object, channels_last: object, bias: object = None,
 ) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
     require_tensor(gamma, "gamma", ndim=4)
+    require_tensor(bias, "bias", ndim=1, optional=True)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a float, got {type(scale).__name__}")
     for value, name in ((silu, "silu"), (channels_last, "channels_last")):
@@ -60,10 +71,10 @@ def check_rms_norm_cat_pad_5d_types(
 
 def check_rms_norm_cat_pad_5d_args(
     x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool, cache: torch.Tensor | None,
-    padding: Sequence[int], keep_cache_frames: int, channels_last: bool,
+    padding: Sequence[int], keep_cache_frames: int, channels_last: bool, bias: torch.Tensor | None = None,
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
     check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
     require_same_placement(x, "x", gamma, "gamma")
     require(
@@ -72,6 +83,13 @@ def check_rms_norm_cat_pad_5d_args(
         lambda: f"gamma must have shape (C, 1, 1, 1) = ({x.shape[1]}, 1, 1, 1) for x {tuple(x.shape)}, "
         f"got {tuple(gamma.shape)}",
     )
+    if bias is not None:
+        require_same_placement(x, "x", bias, "bias")
+        require(
+            bias.shape[0] == x.shape[1],
+            ValueError,
+            lambda: f"bias must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
+        )
 
 
 def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool) -> torch.Tensor:
@@ -93,13 +111,20 @@ def _out_strides(x, cache, padding, channels_last) -> tuple[int, ...]:
     return dense_strides(padded_shape(x, padding), order)
 
 
-def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames):
-    return cat_pad_5d_outputs_reference(rms_norm_silu_reference(x, gamma, scale, silu), cache, padding, keep_cache_frames)
+def _with_bias(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """Stock's conv output from a raw one: the bias added, rounded once to x's dtype, contiguous as cuDNN's
+    NCDHW output is (the layout whose reduction order the norm has)."""
+    return x if bias is None else (x + bias.view(1, -1, 1, 1, 1)).contiguous()
 
 
-def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last):
+def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None):
+    normalized = rms_norm_silu_reference(_with_bias(x, bias), gamma, scale, silu)
+    return cat_pad_5d_outputs_reference(normalized, cache, padding, keep_cache_frames)
+
+
+def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias=None):
     """The op's outputs from the stock ops, in the op's layout."""
-    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames)
+    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias)
     strides = _out_strides(x, cache, padding, channels_last)
     if out.stride() != strides:
         out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
@@ -162,56 +187,133 @@ def _channel_norm(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
 
 
+def channel_norm_reference(x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``channel_norm_kernel``'s spec from torch ops: the fp32 norm over channels of ``x + bias``, in its order.
+
+    Channel ``c`` goes to partial sum ``c % 16`` (thread ``c % 4``, accumulator ``(c // 4) % 4``),
+    each partial an fma chain over its channels in order (the square of a 16-bit value is exact in
+    fp32, so ``+ v * v`` is that fma; for fp32 x it is taken in fp64, which can round twice where
+    the kernel's fma rounds once), then each thread's accumulators in order and the threads as
+    ``(t0 + t2) + (t1 + t3)``; the square root correctly rounded (through fp64: torch's CPU fp32
+    sqrt is not, in some lanes).
+    """
+    values = _with_bias(x, bias).float()
+    channels = values.shape[1]
+    columns = values.movedim(1, 0).reshape(channels, -1)
+    partial = [torch.zeros_like(columns[0]) for _ in range(16)]
+    for c in range(channels):
+        lane = c % 16
+        if x.dtype == torch.float32:
+            partial[lane] = (partial[lane].double() + columns[c].double() * columns[c].double()).float()
+        else:
+            partial[lane] = partial[lane] + columns[c] * columns[c]
+    threads = [((partial[y] + partial[4 + y]) + partial[8 + y]) + partial[12 + y] for y in range(4)]
+    total = (threads[0] + threads[2]) + (threads[1] + threads[3])
+    return torch.sqrt(total.double()).float().reshape(values.shape[0], 1, *values.shape[2:])
+
+
+def launch_channel_norm(x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``channel_norm_kernel`` on x in any layout: the (B, 1, T, H, W) fp32 norm of ``x + bias``."""
+    batch, channels, frames, height, width = x.shape
+    out = torch.empty((batch, 1, frames, height, width), dtype=torch.float32, device=x.device)
+    columns = out.numel()
+    if columns == 0:
+        return out
+    block = 128
+    with _backend.device_of(x):
+        _norm_kernels.channel_norm_kernel[(-(-columns // block),)](
+            x, x if bias is None else bias, out, channels, frames, height, width, columns, *x.stride(),
+            HAS_BIAS=bias is not None,
+            INDEX64=_backend.index_needs_int64(x, out),
+            BLOCK=block,
+            num_warps=4,
+        )
+    return out
+
+
+# Whether channel_norm_kernel gives ATen's bits for a contiguous x of this geometry (what stock
+# reduces), per (shape, dtype, device): checked once, one check at a time. ATen picks its order
+# by shape (threads per column, vectorization); measured on the H200, shapes with 1024 channels
+# take another one and are refused.
+_kernel_norm_verdicts: dict[tuple, bool] = {}
+_kernel_norm_check = threading.Lock()
+
+
+def kernel_norm_is_atens(x: torch.Tensor) -> bool:
+    """Whether channel norms of x's geometry may come from ``channel_norm_kernel`` (CUDA).
+
+    Judged on random values (a private generator), not x's: a sum order shows in a good share
+    of the columns of any random tensor of the decoder's sizes. False, unjudged, inside a CUDA
+    graph capture, where the comparison would synchronise.
+    """
+    key = (tuple(x.shape), x.dtype, x.device)
+    verdict = _kernel_norm_verdicts.get(key)
+    if verdict is not None:
+        return verdict
+    if _norm_kernels is None or not x.is_cuda or torch.cuda.is_current_stream_capturing():
+        return False
+    with _kernel_norm_check, torch.no_grad():
+        if key not in _kernel_norm_verdicts:
+            generator = torch.Generator(x.device).manual_seed(0)
+            probe = torch.empty(x.shape, dtype=x.dtype, device=x.device).normal_(generator=generator)
+            _kernel_norm_verdicts[key] = torch.equal(launch_channel_norm(probe), _channel_norm(probe))
+        return _kernel_norm_verdicts[key]
+
+
 torch.library.define(
     "wanops::rms_norm_cat_pad_5d",
     "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
-    "bool channels_last=False) -> (Tensor, Tensor)",
+    "bool channels_last=False, Tensor? bias=None) -> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::rms_norm_cat_pad_5d", "default")
-def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
-    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
+                              bias=None):
+    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
-        prologue = NormPrologue(_channel_norm(x), gamma, float(scale), silu, _cuda_silu_table(x, silu))
         strides = _out_strides(x, cache, padding, channels_last)
+        if bias is not None and not kernel_norm_is_atens(x):
+            # Stock's conv output written out, for ATen to reduce.
+            x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
+        norm = _channel_norm(x) if bias is None else launch_channel_norm(x, bias)
+        prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
-    return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+    return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
 
 
 @torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
-def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False):
-    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last)
+def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
+                              bias=None):
+    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
     memory_format = _out_memory_format(x, cache, channels_last)
     out = torch.empty(padded_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
     return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, scale, silu, cache, padding, keep_cache_frames, _ = inputs
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias = inputs
     ctx.arguments = (scale, silu, list(padding), keep_cache_frames)
-    ctx.has_cache = cache is not None
-    ctx.save_for_backward(x, gamma, cache if cache is not None else x)
+    ctx.optional = (cache is not None, bias is not None)
+    ctx.save_for_backward(x, gamma, cache, bias)
 
 
 def _backward(ctx, grad_out, grad_next_cache):
     # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
-    x, gamma, cache = ctx.saved_tensors
+    x, gamma, cache, bias = ctx.saved_tensors
     scale, silu, padding, keep_cache_frames = ctx.arguments
-    inputs = [x.detach().requires_grad_(), gamma.detach().requires_grad_()]
-    if ctx.has_cache:
-        inputs.append(cache.detach().requires_grad_())
+    given = [x, gamma] + [t for t, present in zip((cache, bias), ctx.optional) if present]
+    inputs = [t.detach().requires_grad_() for t in given]
+    optional = iter(inputs[2:])
+    cache, bias = (next(optional) if present else None for present in ctx.optional)
     with torch.enable_grad():
         # Layout does not change gradient values: the plain stock expression will do.
-        outputs = _stock_outputs(
-            inputs[0], inputs[1], scale, silu, inputs[2] if ctx.has_cache else None, padding, keep_cache_frames
-        )
+        outputs = _stock_outputs(inputs[0], inputs[1], scale, silu, cache, padding, keep_cache_frames, bias)
         pairs = [(o, g) for o, g in zip(outputs, (grad_out, grad_next_cache)) if g is not None and o.numel()]
-        grads = torch.autograd.grad(
-            [o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True
-        )
-    grad_cache = grads[2] if ctx.has_cache else None
-    return grads[0], grads[1], None, None, grad_cache, None, None, None
+        grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
+    grad_x, grad_gamma = next(grads), next(grads)
+    grad_cache, grad_bias = (next(grads) if present else None for present in ctx.optional)
+    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias
 
 
 torch.library.register_autograd("wanops::rms_norm_cat_pad_5d", _backward, setup_context=_setup_context)

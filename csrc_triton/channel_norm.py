@@ -1,0 +1,71 @@
+"""The fp32 L2 norm over channels of each (batch, frame, row, column), in ATen's CUDA order.
+
+``torch.linalg.vector_norm(x, dim=1, dtype=float32)`` of a contiguous NCDHW tensor adds
+its squares in a fixed order, and the fused norm must reproduce its bits. Measured on the
+H200 (``benchmarks/probe_reduction_order.py``, torch 2.11, every decoder shape under 1024
+channels): four threads share a column, thread ``y`` taking channels ``y, y + 4, y + 8,
+...`` into four accumulators in turn (``fma``, the order ATen's ``Reduce.cuh`` unrolls),
+adds its accumulators up in order, and the four threads combine as a tree
+(``(t0 + t2) + (t1 + t3)``); the root is ``sqrt``. Here one program holds BLOCK columns
+and all 16 (thread, accumulator) partial sums of each, so channel ``c`` goes to lane
+``c % 16`` = ``4 * accumulator + thread`` of step ``c // 16``. The order does not depend
+on the layout x is read in: x can be a conv's channels-last output, with the conv's bias
+added on the way (rounded to x's dtype, as stock's ``add_`` rounds it).
+"""
+
+import triton
+import triton.language as tl
+
+from .rounding import round_to
+
+
+@triton.jit
+def channel_norm_kernel(
+    x_ptr,
+    bias_ptr,
+    out_ptr,
+    channels,
+    frames,
+    height,
+    width,
+    num_columns,
+    x_sb, x_sc, x_st, x_sh, x_sw,
+    HAS_BIAS: tl.constexpr,
+    INDEX64: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    column = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if INDEX64:
+        column = column.to(tl.int64)
+    w = column % width
+    rest = column // width
+    h = rest % height
+    rest = rest // height
+    t = rest % frames
+    b = rest // frames
+    column_ok = column < num_columns
+    base = b * x_sb + t * x_st + h * x_sh + w * x_sw
+
+    lane = tl.arange(0, 16)
+    partial = tl.zeros((BLOCK, 16), tl.float32)
+    for step in range(0, channels, 16):
+        c = step + lane
+        mask = column_ok[:, None] & (c < channels)[None, :]
+        values = tl.load(x_ptr + base[:, None] + c[None, :] * x_sc, mask=mask, other=0).to(tl.float32)
+        if HAS_BIAS:
+            bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
+            values = tl.where(mask, round_to(values + bias[None, :], x_ptr.dtype.element_ty), 0.0)
+        # A lane past the channels adds 0 * 0: its sum stays as it is.
+        partial = tl.fma(values, values, partial)
+
+    # partial[:, 4 * i + y]: accumulator i of thread y. Each thread adds its accumulators in order.
+    by_thread = tl.reshape(tl.permute(tl.reshape(partial, (BLOCK, 4, 4)), (0, 2, 1)), (BLOCK, 4, 2, 2))
+    even, odd = tl.split(by_thread)  # accumulators 0, 2 and 1, 3 of each thread
+    a0, a2 = tl.split(even)
+    a1, a3 = tl.split(odd)
+    thread_sum = tl.reshape(((a0 + a1) + a2) + a3, (BLOCK, 2, 2))
+    even, odd = tl.split(thread_sum)  # threads 0, 2 and 1, 3
+    t0, t2 = tl.split(even)
+    t1, t3 = tl.split(odd)
+    total = (t0 + t2) + (t1 + t3)
+    tl.store(out_ptr + column, tl.sqrt_rn(total), mask=column_ok)
