@@ -30,6 +30,7 @@ LEVERS = (
     ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA, with channels_last_convs and FUSED_UPSAMPLE"),
     ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),
     ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", "CUDA fp16: channels_last_convs for fp16 too"),
+    ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", "CUDA, with channels_last_convs: conv1's bias added by the norm"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")
