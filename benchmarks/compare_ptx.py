@@ -28,7 +28,8 @@ from triton.compiler import ASTSource
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kernel module -> (kernel name, [constexpr settings]); settings a version lacks are ignored.
-COMMON = {"HAS_CACHE": True, "HAS_KEEP": True, "LIBDEVICE_EXP": True, "SILU_TABLE": False, "LINES": 1, "UPSAMPLE": 1}
+COMMON = {"HAS_CACHE": True, "HAS_KEEP": True, "LIBDEVICE_EXP": True, "SILU_TABLE": False, "HAS_BIAS": False, "LINES": 1,
+          "UPSAMPLE": 1}
 CASES = {
     "cat_pad_5d": ("cat_pad_5d_kernel", [
         {**COMMON, "NORM": False, "SILU": False, "INDEX64": False, "BLOCK_C": 4, "BLOCK_W": 512},
@@ -45,12 +46,17 @@ CASES = {
         {"FACTOR_T": 1, "FACTOR_S": 2, "REPEATS": 2, "INNER_IS_CHANNEL": True, "INDEX64": True, "ROWS": 8,
          "BLOCK": 128},
     ]),
+    "channel_norm": ("channel_norm_kernel", [
+        {"HAS_BIAS": False, "INDEX64": False, "BLOCK": 128},
+        {"HAS_BIAS": True, "INDEX64": True, "BLOCK": 128},
+    ]),
 }
 FP32_POINTERS = {"norm_ptr"}
 FP32_SCALARS = {"scale"}
 REGISTER = re.compile(r"%(rd|r|p|f|rs|fd)(\d+)")
-# Debug info (.loc, .file, the .b8/.b32 data of the debug sections) and parameter plumbing.
-DROPPED = re.compile(r"\s*(\.loc|\.file|\.b\d+\b|\.param|ld\.param)")
+# Debug info (.loc, .file, the .b8/.b32 data of the debug sections, the $L__tmp labels that mark
+# inlined functions' scopes for it) and parameter plumbing.
+DROPPED = re.compile(r"\s*(\.loc|\.file|\.b\d+\b|\.param|ld\.param|\$L__tmp\d+:)")
 
 
 def compile_ptx(module, kernel_name: str, setting: dict) -> tuple[list[str], list[str]] | None:
@@ -81,10 +87,17 @@ def compile_ptx(module, kernel_name: str, setting: dict) -> tuple[list[str], lis
     return lines, params
 
 
-def load_kernels(source_dir: str, package: str):
+def load_kernels(source_dir: str, package: str) -> dict:
+    """The kernel modules of CASES found in ``package`` (a revision may not have them all)."""
     sys.path.insert(0, source_dir)
     try:
-        return {name: importlib.import_module(f"{package}.{name}") for name in CASES}
+        modules = {}
+        for name in CASES:
+            try:
+                modules[name] = importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError:
+                pass
+        return modules
     finally:
         sys.path.remove(source_dir)
 
@@ -103,6 +116,9 @@ def main() -> None:
         subprocess.run(["cp", "-r", os.path.join(ROOT, "csrc_triton"), tree], check=True)
         old, new = load_kernels(tmp, "base_kernels"), load_kernels(tmp, "tree_kernels")
         for module, (kernel_name, settings) in CASES.items():
+            if module not in old or module not in new:
+                print(f"{kernel_name}: not comparable (not in both)")
+                continue
             for setting in settings:
                 flags = " ".join(f"{k}={v}" for k, v in setting.items())
                 compiled = [compile_ptx(kernels[module], kernel_name, setting) for kernels in (old, new)]

@@ -16,6 +16,7 @@ added on the way (rounded to x's dtype, as stock's ``add_`` rounds it).
 import triton
 import triton.language as tl
 
+from .indexing import split_index
 from .rounding import round_to
 
 
@@ -37,12 +38,7 @@ def channel_norm_kernel(
     column = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     if INDEX64:
         column = column.to(tl.int64)
-    w = column % width
-    rest = column // width
-    h = rest % height
-    rest = rest // height
-    t = rest % frames
-    b = rest // frames
+    w, h, t, b = split_index(column, width, height, frames)
     column_ok = column < num_columns
     base = b * x_sb + t * x_st + h * x_sh + w * x_sw
 

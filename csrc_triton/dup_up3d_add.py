@@ -11,6 +11,7 @@ for fp16/bf16/fp32.
 import triton
 import triton.language as tl
 
+from .indexing import split_index
 from .rounding import round_to
 
 
@@ -46,21 +47,12 @@ def dup_up3d_add_kernel(
 
     # Split each row index into coordinates; the lane is the innermost coordinate.
     if INNER_IS_CHANNEL:
-        ow = row % out_width
-        rest = row // out_width
-        oh = rest % out_height
-        rest = rest // out_height
-        ot = rest % out_frames
-        b = rest // out_frames
+        ow, oh, ot, b = split_index(row, out_width, out_height, out_frames)
         c = lane[None, :]
         ow = ow[:, None]
     else:
-        oh = row % out_height
-        rest = row // out_height
-        ot = rest % out_frames
-        rest = rest // out_frames
-        c = (rest % channels)[:, None]
-        b = rest // channels
+        oh, ot, c, b = split_index(row, out_height, out_frames, channels)
+        c = c[:, None]
         ow = lane[None, :]
     oh = oh[:, None]
     ot = ot[:, None]
