@@ -260,7 +260,7 @@ RAW_CONV_OUTPUT_NORMS = True
 
 
 class RawConvOutput(NamedTuple):
-    """A conv's channels-last output from the conv-layout lever, its bias not yet added (RAW_CONV_OUTPUT_NORMS)."""
+    """A conv's output from the conv-layout lever (channels-last on CUDA), its bias not yet added (RAW_CONV_OUTPUT_NORMS)."""
 
     raw: torch.Tensor
     bias: torch.Tensor
