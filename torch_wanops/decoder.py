@@ -260,7 +260,10 @@ RAW_CONV_OUTPUT_NORMS = True
 
 
 class RawConvOutput(NamedTuple):
-    """A conv's output from the conv-layout lever (channels-last on CUDA), its bias not yet added (RAW_CONV_OUTPUT_NORMS)."""
+    """A conv's output from the conv-layout lever (channels-last on CUDA), its bias not yet added.
+
+    RAW_CONV_OUTPUT_NORMS hands it from a residual block's first conv to its second norm.
+    """
 
     raw: torch.Tensor
     bias: torch.Tensor
