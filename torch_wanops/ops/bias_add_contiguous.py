@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import require, require_same_placement, require_tensor
+from torch_wanops.ops._common import require, require_channel_bias, require_same_placement, require_tensor
 
 _kernels = _backend.kernel_module("bias_add_contiguous")
 
@@ -28,12 +28,7 @@ def check_bias_add_contiguous_types(x: object, bias: object, residual: object = 
 def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
     check_bias_add_contiguous_types(x, bias, residual)
-    require_same_placement(x, "x", bias, "bias")
-    require(
-        bias.shape[0] == x.shape[1],
-        ValueError,
-        lambda: f"bias must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
-    )
+    require_channel_bias(x, bias)
     if residual is not None:
         require_same_placement(x, "x", residual, "residual")
         require(

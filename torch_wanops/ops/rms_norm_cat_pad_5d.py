@@ -34,6 +34,7 @@ from torch_wanops.ops._common import (
     is_channels_last,
     is_frame_major,
     require,
+    require_channel_bias,
     require_same_placement,
     require_tensor,
 )
@@ -84,12 +85,7 @@ def check_rms_norm_cat_pad_5d_args(
         f"got {tuple(gamma.shape)}",
     )
     if bias is not None:
-        require_same_placement(x, "x", bias, "bias")
-        require(
-            bias.shape[0] == x.shape[1],
-            ValueError,
-            lambda: f"bias must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
-        )
+        require_channel_bias(x, bias)
 
 
 def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool) -> torch.Tensor:
