@@ -240,9 +240,12 @@ def test_launch_tiles_keep_the_grid_within_cuda_limits(monkeypatch, channels_fas
     from torch_wanops import _backend
 
     monkeypatch.setattr(_backend, "INTERPRETER", False)
-    # The rules measured on the H200 (benchmarks/results/sweep_*.txt), unchanged.
+    # The rules measured on the H200 (benchmarks/results/sweep_*.txt, gpu-logs/session14), unchanged.
     assert _backend.line_tile(96, 834, False, True) == (16, 128, 4)
     assert _backend.line_tile(192, 832, True, False, True) == (64, 64, 4)
+    assert _backend.line_tile(96, 834, True, True, True) == (32, 32, 2)  # the norm, NCDHW x
+    assert _backend.line_tile(96, 834, True, True, False) == (32, 16, 2)  # the norm, channels-last x
+    assert _backend.line_tile(384, 210, True, True, False) == (64, 32, 4)
     assert _backend.transpose_tile(96, 832) == (128, 128, 8)
     for channels, width in ((1, 2**25 + 3), (2**20 + 1, 3), (3, 2**26), (2**24, 2**24)):
         block_c, block_w, _ = _backend.line_tile(channels, width, channels_fastest, arithmetic, transposing)

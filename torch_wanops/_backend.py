@@ -138,11 +138,14 @@ def line_tile(
     read width-fastest, the output written channels-fastest: upsample_nearest_2x into
     a channels-last conv input) needs both axes long enough to coalesce: 64 x 64 ran
     its decoder shapes 3.8-9x faster than the plain copy's 256-512 x 2-4
-    (``sweep_tiles.py --upsample``). The interpreter runs one Python step per program,
+    (``sweep_tiles.py --upsample``). The norm prologue into a channels-last output has
+    its own tiles (``norm_tile``). The interpreter runs one Python step per program,
     so it gets whole lines.
     """
     if INTERPRETER:
         tile, fastest_limit = 1 << 16, 1 << 16
+    elif arithmetic and channels_fastest:
+        return norm_tile(channels, width, transposing)
     elif arithmetic:
         tile, fastest_limit = (1024, 64) if channels_fastest else (2048, 128)
     elif transposing:
@@ -154,6 +157,28 @@ def line_tile(
     other_block = min(next_power_of_2(other), max(1, tile // fastest_block))
     block_c, block_w = (fastest_block, other_block) if channels_fastest else (other_block, fastest_block)
     return fit_grid_axis(channels, block_c), fit_grid_axis(width, block_w), 4
+
+
+def norm_tile(channels: int, width: int, transposing: bool) -> tuple[int, int, int]:
+    """(BLOCK_C, BLOCK_W, num_warps) for the norm prologue writing a channels-last conv input (GPU).
+
+    A channel block that divides the channels (32 for 96, 64 for 192 to 512) leaves no lane idle:
+    64 at 96 channels masked a quarter of them. Two sweeps on an H200 over Wan2.1's norms
+    (``benchmarks/decompose_norm_kernel.py``, gpu-logs/session14) agree on the rest: 1024 elements
+    on 2 warps for an NCDHW x (``transposing``), and for a channels-last x 32 x 16 on 2 warps or
+    64 x 32 on 4; the 96-channel norms ran 0.82 -> 0.58 ms (NCDHW x) and 0.71 -> 0.44 ms against
+    the 64 x 16 tile on 4 warps used before.
+    """
+    block_c = 64
+    while block_c > 8 and channels % block_c:
+        block_c //= 2
+    if channels % block_c:
+        block_c = min(64, next_power_of_2(channels))
+    if transposing or block_c not in (32, 64):
+        block_w, warps = 1024 // block_c, 2
+    else:
+        block_w, warps = block_c // 2, block_c // 16
+    return fit_grid_axis(channels, block_c), fit_grid_axis(width, min(block_w, next_power_of_2(width))), warps
 
 
 def transpose_tile(channels: int, width: int) -> tuple[int, int, int]:

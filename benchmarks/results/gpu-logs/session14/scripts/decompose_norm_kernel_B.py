@@ -1,0 +1,134 @@
+"""Where the fused norm kernel's time goes, and its launch tiles, on the decoder's real launches (CUDA).
+
+Times ``cat_pad_5d_kernel`` with the norm prologue on Wan2.1 480x832's launches (a residual
+block's first norm: NCDHW x into a channels-last conv input; its second norm: a conv's raw
+channels-last output, the bias added on the way), as the op runs it (shared-reciprocal
+division, SiLU table), then with IEEE division per element, without SiLU, as a plain copy,
+and over launch tiles (each checked for the same bits); then ``channel_norm_kernel``
+(with range flags) against ATen's reduction, and its tiles.
+
+    python benchmarks/decompose_norm_kernel.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sys
+
+import torch
+import triton.testing
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch_wanops  # noqa: E402,F401  (registers the ops)
+from torch_wanops import _backend  # noqa: E402
+
+# The op modules (torch_wanops.ops exports functions of the same names).
+cat_pad_ops = importlib.import_module("torch_wanops.ops.cat_pad_5d")
+rms = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+
+PADDING = (1, 1, 1, 1, 2, 0)
+CASES = [  # (label, channels, frames, height, width, raw channels-last conv output with bias)
+    ("96ch first norm", 96, 4, 480, 832, False),
+    ("96ch second norm", 96, 4, 480, 832, True),
+    ("192ch first norm", 192, 4, 240, 416, False),
+    ("192ch second norm", 192, 4, 240, 416, True),
+    ("384ch first norm", 384, 2, 120, 208, False),
+    ("384ch second norm", 384, 2, 120, 208, True),
+]
+TILES = [(c, w, warps) for c in (16, 32, 64) for w in (8, 16, 32, 64) for warps in (1, 2, 4)
+         if 32 * warps <= c * w <= 4096]
+
+
+def case_inputs(channels, frames, height, width, raw, dtype=torch.bfloat16):
+    x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=dtype)
+    if raw:
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=dtype)
+    cache = cache.contiguous(memory_format=torch.channels_last_3d)
+    gamma = torch.randn(channels, 1, 1, 1, device="cuda", dtype=dtype)
+    bias = torch.randn(channels, device="cuda", dtype=dtype) if raw else None
+    norm, flags = rms.launch_channel_norm(x, bias, range_flags=True)
+    prologue = cat_pad_ops.NormPrologue(norm, gamma, float(channels) ** 0.5, True, rms.silu_table(x.device, x.dtype),
+                                        bias, flags, rms.CHANNEL_NORM_COLUMNS)
+    return x, cache, prologue, rms._out_strides(x, cache, PADDING, True)
+
+
+def run_kernel(x, cache, prologue, strides, tile=None):
+    original_tile = _backend.norm_tile
+    if tile is not None:
+        _backend.norm_tile = lambda *args: tile
+    try:
+        return cat_pad_ops.launch_cat_pad_5d(x, cache, PADDING, 2, strides, prologue)
+    finally:
+        _backend.norm_tile = original_tile
+
+
+def time_ms(fn) -> float:
+    return triton.testing.do_bench(fn, return_mode="median")
+
+
+def decompose() -> None:
+    for label, channels, frames, height, width, raw in CASES:
+        x, cache, prologue, strides = case_inputs(channels, frames, height, width, raw)
+        expected = run_kernel(x, cache, prologue, strides)[0]
+        ieee = dataclasses.replace(prologue, division_flags=None)
+        if not torch.equal(run_kernel(x, cache, ieee, strides)[0], expected):
+            raise AssertionError(f"{label}: the IEEE division gave other bits")
+        nbytes = 2 * (x.numel() + 2 * cache.numel() + expected.numel())  # x, cache, output, kept frames
+
+        def report(name, ms):
+            print(f"{label:<18} {name:<44} {ms:.4f} ms {nbytes / ms / 1e6:6.0f} GB/s", flush=True)
+
+        # Twice, first and last: the spread between them is the run's noise.
+        report(f"kernel, tile {_backend.norm_tile(channels, width + 2)}", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
+        report("IEEE division per element", time_ms(lambda: run_kernel(x, cache, ieee, strides)))
+        no_silu = dataclasses.replace(prologue, silu=False, silu_table=None)
+        report("no SiLU (timing only)", time_ms(lambda: run_kernel(x, cache, no_silu, strides)))
+        report("plain copy, no norm (cat_pad_5d)", time_ms(lambda: run_kernel(x, cache, None, strides)))
+        for tile in TILES:
+            if not torch.equal(run_kernel(x, cache, prologue, strides, tile)[0], expected):
+                raise AssertionError(f"{label}: tile {tile} changed bits")
+            report(f"tile {tile}", time_ms(lambda t=tile: run_kernel(x, cache, prologue, strides, t)))
+        report("kernel again", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
+        dst, src = torch.empty_like(expected), torch.randn_like(expected)
+        report("torch copy of the padded output", time_ms(lambda: dst.copy_(src)))
+
+
+def sweep_channel_norm() -> None:
+    """channel_norm_kernel with range flags against ATen's reduction (contiguous x), and its BLOCK and warps."""
+    kernel = rms._norm_kernels.channel_norm_kernel
+    for channels, frames, height, width in ((96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208)):
+        for raw in (False, True):
+            x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+            if raw:
+                x = x.contiguous(memory_format=torch.channels_last_3d)
+            bias = torch.randn(channels, device="cuda", dtype=torch.bfloat16) if raw else None
+            label = f"channel_norm {channels}ch {frames}f {height}x{width} {'raw+bias' if raw else 'contiguous'}"
+            if not raw:
+                print(f"{label} ATen: {time_ms(lambda: rms._channel_norm(x)):.4f} ms", flush=True)
+            expected, _ = rms.launch_channel_norm(x, bias, range_flags=True)
+            out = torch.empty_like(expected)
+            for block in (32, 64, 128, 256):
+                flags = torch.empty(-(-out.numel() // block), dtype=torch.int32, device="cuda")
+                for warps in (2, 4, 8):
+                    def launch(block=block, warps=warps, flags=flags):
+                        kernel[(flags.numel(),)](
+                            x, x if bias is None else bias, out, flags, channels, frames, height, width, out.numel(),
+                            *x.stride(), HAS_BIAS=raw, RANGE_FLAGS=True, INDEX64=False, BLOCK=block, num_warps=warps)
+                    launch()
+                    if not torch.equal(out, expected):
+                        raise AssertionError(f"{label} BLOCK {block} warps {warps} changed bits")
+                    print(f"{label} BLOCK {block:>3} warps {warps}: {time_ms(launch):.4f} ms", flush=True)
+
+
+def main() -> None:
+    print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), flush=True)
+    decompose()
+    sweep_channel_norm()
+
+
+if __name__ == "__main__":
+    main()
