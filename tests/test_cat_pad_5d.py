@@ -240,7 +240,7 @@ def test_launch_tiles_keep_the_grid_within_cuda_limits(monkeypatch, channels_fas
     from torch_wanops import _backend
 
     monkeypatch.setattr(_backend, "INTERPRETER", False)
-    # The rules measured on the H200 (benchmarks/results/sweep_*.txt, gpu-logs/session14), unchanged.
+    # The rules measured on the H200 (benchmarks/results/sweep_*.txt; the norm's: gpu-logs/session14).
     assert _backend.line_tile(96, 834, False, True) == (16, 128, 4)
     assert _backend.line_tile(192, 832, True, False, True) == (64, 64, 4)
     assert _backend.line_tile(96, 834, True, True, True) == (32, 32, 2)  # the norm, NCDHW x

@@ -147,7 +147,7 @@ def line_tile(
     elif arithmetic and channels_fastest:
         return norm_tile(channels, width, transposing)
     elif arithmetic:
-        tile, fastest_limit = (1024, 64) if channels_fastest else (2048, 128)
+        tile, fastest_limit = 2048, 128
     elif transposing:
         tile, fastest_limit = 4096, 64
     else:
