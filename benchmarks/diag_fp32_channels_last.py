@@ -55,7 +55,7 @@ def latents(arch: str, device: str, height: int | None = None, width: int | None
 
 def compare(arch: str, z: torch.Tensor, label: str, tf32: bool = True, **values: object) -> None:
     torch.backends.cudnn.allow_tf32 = tf32
-    decoder_module._channels_last_conv_verdicts.clear()
+    decoder_module.clear_conv_verdicts()
     stock = build_vae(arch, seed=0, dtype=torch.float32, device=z.device)
     omni = build_vae(arch, seed=0, dtype=torch.float32, device=z.device, vae_class=torch_wanops.OmniAutoencoderKLWan)
     with switches(FP32_CHANNELS_LAST_CONVS=True, **values), torch.no_grad():

@@ -53,7 +53,7 @@ def live_at_peak(trace: list[dict]) -> tuple[int, list[dict]]:
 def report(vae, z: torch.Tensor, name: str, first: bool) -> list[str]:
     with variant(vae, name), torch.no_grad():
         if first:  # the conv-layout lever's per-geometry checks run again, as in a new process
-            decoder_module._channels_last_conv_verdicts.clear()
+            decoder_module.clear_conv_verdicts()
         else:
             vae.decode(z, return_dict=False)  # warm-up: cuDNN plans, Triton compiles, verdicts
         torch.cuda.synchronize()

@@ -122,7 +122,7 @@ def main() -> None:
     for name in ("diffusers", "wanops"):
         if name == "wanops":
             torch_wanops.apply_to(vae)
-            decoder_module._channels_last_conv_verdicts.clear()
+            decoder_module.clear_conv_verdicts()
             first = estimate(vae, z)  # the first decode also runs each geometry's check
             print(f"wanops first decode: peak {first.peak / 2**30:.2f} GiB of tensors")
         tracker = estimate(vae, z)

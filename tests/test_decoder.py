@@ -824,6 +824,108 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_chunked_convs_on_cuda(dtype, monkeypatch):
+    """Wan2.1's 96-channel convs run conv3d_chunked (checked per geometry) and the decode keeps stock's bits;
+    at least the 96 -> 96 convs must pass the check, or CHUNKED_CONVS silently stopped paying."""
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
+    stock, omni = pair("wan2.1", dtype, "cuda")
+    assert_same_decode(stock, omni, real_or_tiny_latents("wan2.1", dtype))
+    chunked = decoder_module.chunked_conv_geometries()
+    assert any(key.weight_shape[:2] == (96, 96) for key in chunked), decoder_module._chunked_conv_verdicts
+
+
+# The cuDNN kernels the H200 ran for Wan2.1's 96-channel convs (cuDNN 9.19), and others it ran.
+BF16_CHUNKED_KERNEL = ("sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize256x32x32_stage4_"
+                       "warpsize4x1x1_g1_tensor16x8x16_execute_kernel__5x_cudnn")
+FP16_CHUNKED_KERNEL = ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x32x32_"
+                       "warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn")
+WIDE_K_KERNEL = ("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize256x128x64_"
+                 "warpgroupsize2x1x1_g1_execute_segment_k_off_kernel__5x_cudnn")
+INDEXED_KERNEL = ("sm80_xmma_fprop_implicit_gemm_indexed_wo_smem_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x16x64_"
+                  "stage1_warpsize4x1x1_g1_tensor16x8x16_alignc2_execute_kernel__5x_cudnn")
+
+
+@pytest.mark.parametrize(
+    "kernels,in_order",
+    [
+        ({BF16_CHUNKED_KERNEL: 1}, True),
+        ({FP16_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, True),
+        ({WIDE_K_KERNEL: 1}, False),  # a 64-channel K tile: other chunks
+        ({INDEXED_KERNEL: 1}, False),
+        ({BF16_CHUNKED_KERNEL: 1, WIDE_K_KERNEL: 1}, False),  # two kernels: not one order
+        ({BF16_CHUNKED_KERNEL.replace("segment_k_off", "x").replace("_g1_", "_g2_"): 1}, False),  # grouped
+        ({FP16_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),  # K split in segments
+        ({}, False),  # no kernel seen (no CUPTI)
+    ],
+)
+def test_chunked_conv_needs_one_stock_kernel_of_the_chunk_order(kernels, in_order):
+    assert decoder_module._sums_in_chunk_order(collections.Counter(kernels)) is in_order
+
+
+def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family(monkeypatch):
+    """The chunked check runs stock's conv on the stock-layout probe, the chunked conv on the same values
+    in the conv input's layout, and refuses without looking at values where stock's kernel is of another family."""
+    padded = torch.randn(1, 32, 3, 5, 7).contiguous(memory_format=torch.channels_last_3d)
+    seen = {}
+    stock_kernels = collections.Counter({BF16_CHUNKED_KERNEL: 1})
+    monkeypatch.setattr(decoder_module, "_conv_kernels", lambda conv, x: (conv(x), stock_kernels))
+    stock_layout = lambda x: seen.setdefault("stock", x.clone())  # noqa: E731
+    chunked = lambda x: seen.setdefault("chunked", x.clone())  # noqa: E731
+    check = decoder_module._chunked_conv_gives_stock_bits
+    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is True
+    assert seen["stock"].is_contiguous() and seen["chunked"].stride() == padded.stride()
+    assert torch.equal(seen["stock"], seen["chunked"]) and seen["stock"].unique().numel() > 50
+    assert check(padded, stock_layout, lambda x: x, lambda x: x + 1, lambda out: out) is False
+    seen.clear()
+    stock_kernels = collections.Counter({WIDE_K_KERNEL: 1})
+    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is False
+    assert "chunked" not in seen
+    monkeypatch.setattr(decoder_module, "_conv_kernels", lambda conv, x: None)  # the profiler would not start
+    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is None
+
+
+def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monkeypatch):
+    """With the chunked conv checked equal, eligible convs run conv3d_chunked (one check per geometry) and
+    the decode is the lever's; refused geometries and ineligible convs run the lever's conv.
+
+    On CPU the lever and the chunk-order rule are forced (both CUDA facts); conv3d_chunked here is its
+    exact reference, F.conv3d of the channels-last input: what the lever's conv computes."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_takes_chunked_conv",
+                        lambda conv, padded: padded.dim() == 5 and padded.shape[1] % 32 == 0)
+    checks, chunked_calls = [], []
+    # The first geometry checked is refused, the others pass.
+    monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits",
+                        lambda padded, *args: checks.append(tuple(padded.shape)) or len(checks) > 1)
+    conv3d_chunked = decoder_module.conv3d_chunked
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight: chunked_calls.append(
+        (tuple(x.shape), tuple(weight.shape))) or conv3d_chunked(x, weight))
+    _, omni = pair("wan2.1-tiny", torch.bfloat16)
+    z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2)
+    with torch.no_grad(), torch_wanops.reference_kernels():
+        chunked = omni.decode(z).sample
+        omni.decode(z)  # no new checks
+        with monkeypatch.context() as patch:
+            patch.setattr(decoder_module, "_takes_chunked_conv", lambda conv, padded: False)
+            calls = len(chunked_calls)
+            lever = omni.decode(z).sample
+            assert len(chunked_calls) == calls
+    assert torch.equal(chunked, lever)
+    verdicts = decoder_module._chunked_conv_verdicts
+    assert len(checks) == len(verdicts) > 1 and sum(not ok for ok in verdicts.values()) == 1  # one check each
+    called = set(chunked_calls)
+    assert called == {(key.input_shape, key.weight_shape) for key, ok in verdicts.items() if ok}
+    assert set(decoder_module.chunked_conv_geometries()) == {
+        key for key, ok in decoder_module._chunked_conv_verdicts.items() if ok
+    }
+
+
+@cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2"))
 @pytest.mark.parametrize(
     "module,switch,value",
@@ -834,9 +936,10 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
         ("torch_wanops.decoder", "FUSED_UPSAMPLE", False),
         ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
         ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
+        ("torch_wanops.decoder", "CHUNKED_CONVS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
-         "biased-conv-outputs"],
+         "biased-conv-outputs", "cudnn-convs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -47,6 +47,7 @@ FRAME_MAJOR_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-frame-major-upsampler-outp
 FP32_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp32-stock-conv-layout"
 FP16_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp16-stock-conv-layout"
 BIASED_CONV_OUTPUTS_VARIANT = "wanops-eager-biased-conv-outputs"
+CUDNN_CONVS_VARIANT = "wanops-eager-cudnn-convs"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -58,6 +59,7 @@ LEVER_SWITCHES = {
     FP32_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", False),
     FP16_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", False),
     BIASED_CONV_OUTPUTS_VARIANT: ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
+    CUDNN_CONVS_VARIANT: ("torch_wanops.decoder", "CHUNKED_CONVS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -226,7 +228,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     rows: list[Row] = []
     reference: torch.Tensor | None = None
     # This case's conv-layout checks from scratch, so that its refusals below are its own.
-    decoder_module._channels_last_conv_verdicts.clear()
+    decoder_module.clear_conv_verdicts()
     for name in names:
         with variant(vae, name):
             if progress:
@@ -271,12 +273,13 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         repeat=config.repeat,
         rows=[asdict(row) for row in rows],
         conv_layout_refused=[describe_geometry(geometry) for geometry in decoder_module.refused_conv_geometries()],
+        conv_chunked=[describe_geometry(geometry) for geometry in decoder_module.chunked_conv_geometries()],
     )
     return result
 
 
 def describe_geometry(geometry: decoder_module.ConvGeometry) -> str:
-    """A refused conv geometry in a line: its input and weight shapes."""
+    """A conv geometry in a line: its input and weight shapes."""
     return f"input {geometry.input_shape} x weight {geometry.weight_shape}"
 
 
@@ -294,6 +297,8 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"{'':<33} max |diff| {row['max_abs_diff']:.3g}, PSNR {row['psnr_db']:.1f} dB")
     for geometry in result.get("conv_layout_refused", ()):
         lines.append(f"conv keeping stock's layout (refused by the conv-layout check): {geometry}")
+    for geometry in result.get("conv_chunked", ()):
+        lines.append(f"conv run by conv3d_chunked (checked equal to cuDNN's): {geometry}")
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import functools
 import logging
+import re
 import threading
 import warnings
 from collections.abc import Callable
@@ -41,7 +42,15 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanUpsample,
 )
 
-from torch_wanops.ops import bias_add_contiguous, cat_pad_5d, dup_up3d_add, rms_norm_cat_pad_5d, upsample_nearest_2x
+from torch_wanops.ops import (
+    bias_add_contiguous,
+    cat_pad_5d,
+    conv3d_chunked,
+    dup_up3d_add,
+    rms_norm_cat_pad_5d,
+    upsample_nearest_2x,
+)
+from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops._common import dense_strides, is_channels_last, is_frame_major
 
 logger = logging.getLogger(__name__)
@@ -310,6 +319,18 @@ def refused_conv_geometries() -> list[ConvGeometry]:
     return [geometry for geometry, ok in list(_channels_last_conv_verdicts.items()) if not ok]
 
 
+def chunked_conv_geometries() -> list[ConvGeometry]:
+    """The conv geometries that run conv3d_chunked in this process (CHUNKED_CONVS), checked equal to stock's conv."""
+    return [geometry for geometry, ok in list(_chunked_conv_verdicts.items()) if ok]
+
+
+def clear_conv_verdicts() -> None:
+    """Forget every per-geometry verdict (conv layout, chunked conv): each geometry is checked again on its next call."""
+    with _channels_last_conv_check:
+        _channels_last_conv_verdicts.clear()
+        _chunked_conv_verdicts.clear()
+
+
 def _channels_last_conv(
     conv: nn.Module,
     conv_input: Callable[[], torch.Tensor],
@@ -364,25 +385,53 @@ def _channels_last_conv(
     cudnn = torch.backends.cudnn
     key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
                        conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
-    verdict = _channels_last_conv_verdicts.get(key)
-    if verdict is None and _can_check_now(padded):
-        with _channels_last_conv_check:
-            verdict = _channels_last_conv_verdicts.get(key)
-            if verdict is None:
-                verdict = _lever_gives_stock_bits(
-                    padded, stock_layout, conv_without_bias, lambda out: bias_epilogue(out, False), frames
-                )
-                if verdict is not None:
-                    _channels_last_conv_verdicts[key] = verdict
-                if verdict is False:
-                    logger.info("channels-last conv input not bit-exact for %s: this geometry keeps the stock layout", key)
+    epilogue = functools.partial(bias_epilogue, fused=False)
+    verdict = _verdict(
+        _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,
+        (padded, stock_layout, conv_without_bias, epilogue, frames),
+        "channels-last conv input not bit-exact for %s: this geometry keeps the stock layout",
+    )
     if not verdict:
         # A refused geometry's channels-last input goes as soon as its stock-layout copy exists.
         padded = padded.contiguous()
         return _add_residual(stock_layout(padded), residual)
+    if _takes_chunked_conv(conv, padded):
+        chunked_conv = functools.partial(_chunked_conv, conv)
+        if _verdict(
+            _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
+            (padded, stock_layout, conv_without_bias, chunked_conv, epilogue),
+            "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
+        ):
+            conv_without_bias = chunked_conv
     out = conv_without_bias(padded)
     del padded
     return lever_output(out)
+
+
+def _chunked_conv(conv: nn.Module, padded: torch.Tensor) -> torch.Tensor:
+    return conv3d_chunked(padded, conv.weight)
+
+
+def _verdict(
+    verdicts: dict[ConvGeometry, bool],
+    key: ConvGeometry,
+    padded: torch.Tensor,
+    check: Callable[..., bool | None],
+    check_args: tuple,
+    refusal: str,
+) -> bool | None:
+    """The verdict on ``key``, from ``check(*check_args)`` on first use (one check at a time); None while none can be had."""
+    verdict = verdicts.get(key)
+    if verdict is None and _can_check_now(padded):
+        with _channels_last_conv_check:
+            verdict = verdicts.get(key)
+            if verdict is None:
+                verdict = check(*check_args)
+                if verdict is not None:
+                    verdicts[key] = verdict
+                if verdict is False:
+                    logger.info(refusal, key)
+    return verdict
 
 
 def _can_check_now(padded: torch.Tensor) -> bool:
@@ -417,10 +466,8 @@ def _lever_gives_stock_bits(
     is in these checks, beside the decode's own conv input (meta-device estimate, Wan2.1 fp32
     480x832x81: 7.26 GiB of tensors, 7.83 with a probe copied between layouts; stock 7.61).
     """
-    generator = torch.Generator(padded.device if padded.is_cuda else "cpu").manual_seed(0)
     with torch.no_grad():  # in a grad-mode decode too: nothing of the check is kept
-        rows = padded.new_empty((*padded.shape[:-1], 1)).normal_(generator=generator)
-        columns = padded.new_empty(padded.shape[-1]).normal_(generator=generator)
+        rows, columns = _probe_factors(padded)
         probe = torch.add(rows, columns, out=padded.new_empty(padded.shape))  # the stock layout
         compares_kernels, stock_kernels = _compares_kernels(padded), None
         if compares_kernels:
@@ -448,6 +495,88 @@ def _lever_gives_stock_bits(
         del out
     if candidate.dim() != reference.dim():  # a resample Conv2d's output handed on as 5-D
         reference = _frames_to_5d(reference, frames)
+    return _same_bits(candidate, reference)
+
+
+def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A check's probe ``rows + columns``: a random value per row and per column, from a private generator."""
+    generator = torch.Generator(padded.device if padded.is_cuda else "cpu").manual_seed(0)
+    rows = padded.new_empty((*padded.shape[:-1], 1)).normal_(generator=generator)
+    columns = padded.new_empty(padded.shape[-1]).normal_(generator=generator)
+    return rows, columns
+
+
+# Wan2.1's 96-channel convs through conv3d_chunked. cuDNN runs them (bf16 and fp16, either
+# layout) with implicit-GEMM kernels whose K tile is 32 channels, and those add the products in
+# 32-channel chunks, the kernel taps inside each chunk: a Triton implicit GEMM in that order gave
+# cuDNN's bits on every probe (H200, cuDNN 9.19, session 15: 96 -> 96 at 6x482x834 and 3x482x834,
+# 96 -> 3, values spread over 2**+-8, no mismatch of ~150 M outputs), the taps-outer order at
+# about 1.5e-3 of the outputs. It runs the 96 -> 96 convs in 1.68 ms where cuDNN takes 2.69 ms
+# (its 256x32x32 tile on sm80 instructions), and the head's 96 -> 3 in 0.98 ms against 1.05.
+# Taken per geometry only where stock's conv runs one kernel of those families and the chunked
+# conv then gives its bits on the check's probe.
+CHUNKED_CONVS = True
+_chunked_conv_verdicts: dict[ConvGeometry, bool] = {}
+_CHUNK_ORDER_KERNELS = (
+    re.compile(
+        r"sm80_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
+        r"stage\d+_warpsize\d+x\d+x\d+_g1_tensor16x8x16_execute_kernel__5x_cudnn"
+    ),
+    re.compile(
+        r"sm90_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
+        r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
+    ),
+)
+
+
+def _takes_chunked_conv(conv: nn.Module, padded: torch.Tensor) -> bool:
+    """Whether the lever's conv may be conv3d_chunked (checked per geometry): a plain Conv3d on CUDA the kernel takes."""
+    return (
+        CHUNKED_CONVS
+        and padded.is_cuda
+        and padded.dim() == 5
+        and tuple(conv.stride) == (1, 1, 1)
+        and tuple(conv.padding) == (0, 0, 0)
+        and tuple(conv.dilation) == (1, 1, 1)
+        and conv.groups == 1
+        and takes_chunked_kernel(padded)
+    )
+
+
+def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool:
+    """Whether a conv ran one cuDNN kernel that adds as conv3d_chunked does (memsets apart)."""
+    gemms = {name for name in kernels if not name.startswith("Memset")}
+    return len(gemms) == 1 and any(family.fullmatch(next(iter(gemms))) for family in _CHUNK_ORDER_KERNELS)
+
+
+def _chunked_conv_gives_stock_bits(
+    padded: torch.Tensor,
+    stock_layout: Callable[[torch.Tensor], torch.Tensor],
+    conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
+    chunked_conv: Callable[[torch.Tensor], torch.Tensor],
+    bias_epilogue: Callable[[torch.Tensor], torch.Tensor],
+) -> bool | None:
+    """Whether conv3d_chunked and the bias epilogue give the stock layout's bits for ``padded``'s geometry.
+
+    Stock's conv must run one kernel of the families whose order the chunked kernel follows
+    (``_sums_in_chunk_order``); then the outputs are compared on the lever check's random probe,
+    each layout's probe built in turn. None where the profiler would not start.
+    """
+    with torch.no_grad():
+        rows, columns = _probe_factors(padded)
+        probe = torch.add(rows, columns, out=padded.new_empty(padded.shape))  # the stock layout
+        stock_run = _conv_kernels(conv_without_bias, probe)
+        if stock_run is None:
+            return None
+        if not _sums_in_chunk_order(stock_run[1]):
+            logger.info("stock's conv kernels %s do not sum in conv3d_chunked's order", sorted(stock_run[1]))
+            return False
+        del stock_run
+        reference = stock_layout(probe)
+        del probe
+        probe = torch.add(rows, columns, out=torch.empty_like(padded))
+        candidate = bias_epilogue(chunked_conv(probe))
+        del probe
     return _same_bits(candidate, reference)
 
 

@@ -9,6 +9,7 @@ import torch
 # Importing these modules registers the wanops ops.
 from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
+from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_args
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
@@ -74,6 +75,17 @@ def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor, residual: torch.Ten
     return torch.ops.wanops.bias_add_contiguous(x, bias, residual)
 
 
+def conv3d_chunked(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``F.conv3d(x, weight)`` (stride 1, no padding, no bias) summed in cuDNN's 32-channel-chunk order, channels_last_3d.
+
+    Where cuDNN runs an implicit-GEMM kernel with a 32-channel K tile for this geometry, the
+    same bits as ``F.conv3d``; elsewhere the same conv, rounded in its own order.
+    """
+    if not torch.compiler.is_compiling():
+        check_conv3d_chunked_args(x, weight)
+    return torch.ops.wanops.conv3d_chunked(x, weight)
+
+
 def dup_up3d_add(
     main: torch.Tensor,
     source: torch.Tensor,
@@ -100,4 +112,4 @@ def upsample_nearest_2x(x: torch.Tensor, channels_last: bool = False) -> torch.T
     return torch.ops.wanops.upsample_nearest_2x(x, channels_last)
 
 
-__all__ = ["bias_add_contiguous", "cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]
+__all__ = ["bias_add_contiguous", "cat_pad_5d", "conv3d_chunked", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]

@@ -1,0 +1,175 @@
+"""wanops::conv3d_chunked against ``F.conv3d``: exact sums on integer values anywhere, cuDNN's bits on the GPU."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, run_impl, skip_unless_free_gpu_memory
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from torch_wanops import _backend
+from torch_wanops import decoder as decoder_module
+from torch_wanops.ops import conv3d_chunked
+from torch_wanops.ops.conv3d_chunked import takes_kernel
+
+CL = torch.channels_last_3d
+
+
+def integer_tensor(shape, dtype, device, seed, low=-4, high=4):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high + 1, shape, generator=generator).to(dtype=dtype, device=device)
+
+
+def rounded_like(impl: str, exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """fp32 ``exact`` rounded to ``dtype`` as ``impl`` rounds it: to nearest even, but by truncation
+    for bf16 in the kernel under the Triton interpreter (its fp32 -> bf16 cast)."""
+    if impl == "triton" and dtype == torch.bfloat16 and _backend.INTERPRETER and exact.device.type == "cpu":
+        return (exact.contiguous().view(torch.int32) & -65536).view(torch.float32).to(dtype)
+    return exact.to(dtype)
+
+
+def assert_exact_conv(x, weight, impl):
+    """Integer values: every order of the fp32 sums gives the same (exact) sum, so only rounding is left."""
+    out = run_impl(impl, conv3d_chunked, x, weight)
+    exact = F.conv3d(x.double(), weight.double()).float()  # |sums| < 2**24: exact in fp32 too
+    expected = rounded_like(impl, exact, x.dtype)
+    assert out.dtype == x.dtype and out.device == x.device
+    assert out.shape == expected.shape
+    assert out.stride() == torch.empty(expected.shape, memory_format=CL).stride()
+    assert torch.equal(out, expected)
+    for source in (x, weight):
+        assert out.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
+
+
+@impl_params()
+@given(
+    batch=st.integers(1, 2),
+    chunks=st.integers(1, 3),
+    out_channels=st.integers(1, 100),
+    kernel=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)),
+    extra=st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 9)),
+    dtype=st.sampled_from((torch.float16, torch.bfloat16)),
+    layout=st.sampled_from(LAYOUTS),
+    weight_layout=st.sampled_from(("contiguous", "channels_last", "permuted")),
+    seed=st.integers(0, 2**16),
+)
+@example(batch=2, chunks=3, out_channels=96, kernel=(3, 3, 3), extra=(1, 2, 7), dtype=torch.bfloat16,
+         layout="channels_last", weight_layout="contiguous", seed=0)
+@example(batch=1, chunks=3, out_channels=3, kernel=(3, 3, 3), extra=(3, 1, 4), dtype=torch.float16,
+         layout="strided", weight_layout="contiguous", seed=1)
+def test_matches_conv3d_on_integer_values(device, impl, batch, chunks, out_channels, kernel, extra, dtype, layout,
+                                          weight_layout, seed):
+    channels = 32 * chunks
+    shape = (batch, channels, *(k + e for k, e in zip(kernel, extra)))
+    x = make_layout(integer_tensor(shape, dtype, device, seed), layout)
+    weight = make_layout(integer_tensor((out_channels, channels, *kernel), dtype, device, seed + 1), weight_layout)
+    assert run_impl(impl, takes_kernel, x) == (impl == "triton")
+    assert_exact_conv(x, weight, impl)
+
+
+@impl_params()
+def test_rounds_the_fp32_sum_once(device, impl):
+    """fp16 sums past 2048 round to even (ties included), once, from the fp32 accumulator."""
+    x = torch.ones(1, 32, 1, 1, 1, dtype=torch.float16, device=device)
+    weight = torch.full((2, 32, 1, 1, 1), 64.0, dtype=torch.float16, device=device)
+    weight[1, 0], weight[1, 1] = 65.0, 66.0  # 2051: a tie between 2050 and 2052, to even 2052
+    out = run_impl(impl, conv3d_chunked, x, weight)
+    assert out.flatten().tolist() == [2048.0, 2052.0]
+    assert_exact_conv(x, weight, impl)
+
+
+@impl_params()
+@pytest.mark.parametrize("dtype,channels", [(torch.float32, 32), (torch.float64, 32), (torch.bfloat16, 48)], ids=str)
+def test_other_dtypes_and_channel_counts_take_the_reference(device, impl, dtype, channels):
+    """fp32 (cuDNN's TF32 order is not this kernel's), float64 and channels not in whole 32-chunks: F.conv3d itself."""
+    x = make_layout(torch.randn(2, channels, 3, 4, 5, device=device).to(dtype), "permuted")
+    weight = torch.randn(5, channels, 3, 3, 3, device=device).to(dtype)
+    assert not takes_kernel(x)
+    out = run_impl(impl, conv3d_chunked, x, weight)
+    expected = F.conv3d(x, weight)
+    assert torch.equal(out, expected) and out.stride() == torch.empty(expected.shape, memory_format=CL).stride()
+
+
+@pytest.mark.parametrize(
+    "x,weight,error,match",
+    [
+        ("x", torch.ones(1, 32, 3, 3, 3), TypeError, "x must be a torch.Tensor"),
+        (torch.ones(1, 32, 3, 3), torch.ones(1, 32, 3, 3, 3), ValueError, "x must be a 5-D"),
+        (torch.ones(1, 32, 3, 3, 3), torch.ones(1, 32, 3, 3), ValueError, "weight must be a 5-D"),
+        (torch.ones(1, 32, 3, 3, 3), torch.ones(1, 32, 3, 3, 3, dtype=torch.float16), TypeError, "weight must have the dtype"),
+        (torch.ones(1, 32, 3, 3, 3), torch.ones(4, 16, 3, 3, 3), ValueError, "weight must take x's 32 channels"),
+        (torch.ones(1, 32, 2, 3, 3), torch.ones(4, 32, 3, 3, 3), ValueError, "must fit in x's frames"),
+        (torch.ones(1, 32, 3, 3, 2), torch.ones(4, 32, 3, 3, 3), ValueError, "must fit in x's width"),
+    ],
+)
+def test_invalid_arguments_are_named(x, weight, error, match):
+    with pytest.raises(error, match=match):
+        conv3d_chunked(x, weight)
+    if isinstance(x, torch.Tensor):  # the op itself checks too (a call that skips the wrapper)
+        with pytest.raises(error, match=match):
+            torch.ops.wanops.conv3d_chunked(x, weight)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_opcheck(requires_grad):
+    for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
+        # 16-bit integer values run the kernel where it can; fp32 (for gradients) the reference.
+        dtype = torch.float32 if requires_grad else torch.float16
+        for layout in ("contiguous", "channels_last", "permuted"):
+            x = make_layout(integer_tensor((2, 32, 3, 4, 5), dtype, device, 0), layout).requires_grad_(requires_grad)
+            weight = integer_tensor((7, 32, 3, 2, 3), dtype, device, 1).requires_grad_(requires_grad)
+            torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight))
+
+
+def test_compiles_without_graph_breaks():
+    x = integer_tensor((1, 32, 3, 4, 6), torch.float16, "cpu", 2).contiguous(memory_format=CL)
+    weight = integer_tensor((5, 32, 3, 3, 3), torch.float16, "cpu", 3)
+    compiled = torch.compile(lambda a, b: conv3d_chunked(a, b) * 2, fullgraph=True, backend="aot_eager")
+    out = compiled(x, weight)
+    eager = conv3d_chunked(x, weight) * 2
+    assert torch.equal(out, eager) and out.stride() == eager.stride()
+
+
+def random_spread(shape, dtype, seed, spread=8):
+    """Normal values times 2**k, k uniform in [-spread, spread]: sums whose rounding shows any change of order."""
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.randn(shape, generator=generator) * torch.exp2(torch.randint(-spread, spread + 1, shape, generator=generator))
+    return values.to(device="cuda", dtype=dtype)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize(
+    "x_shape,out_channels",
+    [((1, 96, 6, 482, 834), 96), ((1, 96, 3, 482, 834), 96), ((1, 96, 6, 482, 834), 3), ((2, 96, 4, 34, 66), 96),
+     ((1, 96, 6, 242, 418), 96)],
+    ids=["96ch-480x832", "96ch-first-chunk", "head", "batch2", "96ch-240x416"],
+)
+def test_gives_cudnns_bits_where_cudnn_sums_in_chunks_on_cuda(dtype, x_shape, out_channels):
+    """Where stock's conv runs a cuDNN kernel of the chunk-order families, the same bits (at the decoder's sizes).
+
+    On the H200 (cuDNN 9.19) every case but the fp16 head runs such a kernel; the fp16 head's
+    (an indexed kernel with a 64-channel K tile) adds in another order, and the decoder's check
+    keeps cuDNN's conv there.
+    """
+    skip_unless_free_gpu_memory(4)
+    x = random_spread(x_shape, dtype, 0).contiguous(memory_format=CL)
+    weight = (random_spread((out_channels, x_shape[1], 3, 3, 3), dtype, 1).float() * 0.05).to(dtype)
+    with torch.no_grad():
+        stock, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
+        out = conv3d_chunked(x, weight)
+    in_chunk_order = decoder_module._sums_in_chunk_order(kernels)
+    if not in_chunk_order:
+        pytest.skip(f"cuDNN runs {sorted(kernels)} here, not a kernel of the chunk-order families")
+    assert torch.equal(out, stock) and out.stride() == torch.empty(stock.shape, memory_format=CL).stride()
+
+
+@cuda
+def test_wan21_convs_run_in_chunk_order_on_cuda():
+    """The 96 -> 96 convs of a Wan2.1 480x832 decode meet the chunk-order rule, or the lever silently stopped paying."""
+    skip_unless_free_gpu_memory(4)
+    x = random_spread((1, 96, 6, 482, 834), torch.bfloat16, 2).contiguous(memory_format=CL)
+    weight = random_spread((96, 96, 3, 3, 3), torch.bfloat16, 3)
+    with torch.no_grad():
+        _, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
+    assert decoder_module._sums_in_chunk_order(kernels), sorted(kernels)

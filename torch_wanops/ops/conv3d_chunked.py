@@ -1,0 +1,121 @@
+"""``wanops::conv3d_chunked``: a stride-1, unpadded, bias-free Conv3d summed in cuDNN's channel-chunk order.
+
+Spec (the reference below): ``F.conv3d(x, weight)`` returned channels_last_3d. The
+Triton kernel (16-bit dtypes, input channels a multiple of 32) adds the products in
+32-channel chunks, the kernel taps inside each chunk, on the tensor cores into fp32,
+and rounds once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile,
+so where cuDNN runs such a kernel for a geometry the two give the same bits (the
+decoder checks that per geometry before it uses this op; ``decoder.CHUNKED_CONVS``).
+It is faster than cuDNN's choice where that choice is a narrow-tile kernel: Wan2.1's
+96-channel convs on an H200.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from torch_wanops import _backend
+from torch_wanops.ops._common import require, require_same_placement, require_tensor
+
+_kernels = _backend.kernel_module("conv3d_chunked")
+
+# The channels summed per step: the K tile of the cuDNN kernels whose order the kernel follows.
+CHUNK = 32
+CHUNKED_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def check_conv3d_chunked_args(x: object, weight: object) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    require_tensor(x, "x")
+    require_tensor(weight, "weight")
+    require_same_placement(x, "x", weight, "weight")
+    require(
+        weight.shape[1] == x.shape[1],
+        ValueError,
+        lambda: f"weight must take x's {x.shape[1]} channels (weight.shape[1]), got weight {tuple(weight.shape)}",
+    )
+    for dim, label in ((2, "frames"), (3, "height"), (4, "width")):
+        require(
+            weight.shape[dim] <= x.shape[dim],
+            ValueError,
+            lambda: f"weight's kernel {tuple(weight.shape[2:])} must fit in x's {label} (x {tuple(x.shape)})",
+        )
+
+
+def output_shape(x: torch.Tensor, weight: torch.Tensor) -> tuple:
+    return (x.shape[0], weight.shape[0], *(x.shape[d] - weight.shape[d] + 1 for d in (2, 3, 4)))
+
+
+def _empty_output(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The output, channels_last_3d with the canonical strides (size-1 dimensions included), as the fake allocates it."""
+    return torch.empty(output_shape(x, weight), dtype=x.dtype, device=x.device, memory_format=torch.channels_last_3d)
+
+
+def conv3d_chunked_reference(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return _empty_output(x, weight).copy_(F.conv3d(x, weight))
+
+
+def takes_kernel(x: torch.Tensor) -> bool:
+    """Whether a call on x runs the Triton kernel: a 16-bit dtype, whole 32-channel chunks, Triton for x's device."""
+    return x.dtype in CHUNKED_DTYPES and x.shape[1] % CHUNK == 0 and _backend.uses_kernel(x, _kernels)
+
+
+def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    out = _empty_output(x, weight)
+    if out.numel() == 0:
+        return out
+    # A channels-last weight gives contiguous 32-channel loads; the copy is small beside the conv.
+    weight = weight.contiguous(memory_format=torch.channels_last_3d)
+    block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0])
+    positions = out.numel() // out.shape[1]
+    grid = (-(-positions // block_m), -(-weight.shape[0] // (block_n1 + block_n2)))
+    with _backend.device_of(x):
+        _kernels.conv3d_chunked_kernel[grid](
+            x, weight, out, positions, *out.shape[1:], *x.stride(), *weight.stride(),
+            IN_CHANNELS=x.shape[1],
+            KT=weight.shape[2],
+            KH=weight.shape[3],
+            KW=weight.shape[4],
+            CHUNK=CHUNK,
+            DOT_IN_FP32=_backend.INTERPRETER,
+            INDEX64=_backend.index_needs_int64(x, weight, out),
+            BLOCK_M=block_m,
+            BLOCK_N1=block_n1,
+            BLOCK_N2=block_n2,
+            num_warps=warps,
+            num_stages=stages,
+        )
+    return out
+
+
+torch.library.define("wanops::conv3d_chunked", "(Tensor x, Tensor weight) -> Tensor")
+
+
+@torch.library.impl("wanops::conv3d_chunked", "default")
+def _conv3d_chunked_impl(x, weight):
+    check_conv3d_chunked_args(x, weight)
+    if takes_kernel(x):
+        return _launch(x, weight)
+    return conv3d_chunked_reference(x, weight)
+
+
+@torch.library.register_fake("wanops::conv3d_chunked")
+def _conv3d_chunked_fake(x, weight):
+    check_conv3d_chunked_args(x, weight)
+    return _empty_output(x, weight)
+
+
+def _setup_context(ctx, inputs, output):
+    x, weight = inputs
+    ctx.save_for_backward(x, weight)
+
+
+def _backward(ctx, grad):
+    x, weight = ctx.saved_tensors
+    grad_x = torch.nn.grad.conv3d_input(x.shape, weight, grad) if ctx.needs_input_grad[0] else None
+    grad_weight = torch.nn.grad.conv3d_weight(x, weight.shape, grad) if ctx.needs_input_grad[1] else None
+    return grad_x, grad_weight
+
+
+torch.library.register_autograd("wanops::conv3d_chunked", _backward, setup_context=_setup_context)
