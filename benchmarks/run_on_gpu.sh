@@ -48,6 +48,7 @@ case "$1" in
     ;;
   probe)  # the bitwise facts behind the levers, and where a decode's time goes
     python3 benchmarks/probe_exactness.py 2>&1 | tee "$out/probe_exactness.log"
+    python3 benchmarks/probe_conv_order.py 2>&1 | tee "$out/probe_conv_order.log"
     python3 benchmarks/profile_decode.py --out "$out"
     python3 benchmarks/profile_decode.py --model wan2.2 --variants wanops-eager --out "$out"
     python3 benchmarks/memory_decode.py --out "$out"

@@ -6,7 +6,7 @@ idle). The reduction runs over 32-channel chunks, and inside each chunk over the
 taps (frame, row, column offsets), one ``tl.dot`` of 32 channels per step into an fp32
 accumulator: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile
 (``...nhwckrsc_nhwc_tilesize*x*x32...``), which the H200 measurements showed bit for bit
-(``benchmarks/probe_conv_order.py``). The result is rounded once to the output dtype.
+(``benchmarks/probe_conv_order.py``; gpu-logs/session15). The result is rounded once to the output dtype.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.

@@ -1,8 +1,8 @@
 """torch_wanops: bit-exact, faster Wan VAE decoding through fused PyTorch custom ops.
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
-``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous`` and
-``upsample_nearest_2x``.
+``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous``,
+``upsample_nearest_2x`` and ``conv3d_chunked``.
 """
 
 import os as _os
@@ -22,6 +22,7 @@ from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E
 from torch_wanops.ops import (  # noqa: E402
     bias_add_contiguous,
     cat_pad_5d,
+    conv3d_chunked,
     dup_up3d_add,
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
@@ -37,6 +38,7 @@ __all__ = [
     "cat_pad_5d",
     "compile_callable_with_fallback",
     "compile_vae",
+    "conv3d_chunked",
     "prewarm",
     "restore",
     "dup_up3d_add",

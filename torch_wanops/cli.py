@@ -17,7 +17,7 @@ from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, p
 from torch_wanops.configs import CONFIGS
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
-OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x")
+OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x", "conv3d_chunked")
 
 # The switches of the levers (`wanops info` shows them): module, attribute, where it applies. All are lossless.
 LEVERS = (
@@ -122,6 +122,8 @@ def _info(args: argparse.Namespace) -> int:
         print(f"wanops::{op}: triton kernels {'importable' if kernels else 'unavailable'}")
         for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
             name = _backend.implementation_name(args.device, dtype, kernels, interpretable)
+            if dtype not in getattr(module, "KERNEL_DTYPES", _backend.KERNEL_DTYPES):  # an op taking fewer dtypes
+                name = "reference"
             print(f"    {args.device} {dtype_name}: {name}")
     print("levers (lossless switches):")
     for module, path, scope in LEVERS:

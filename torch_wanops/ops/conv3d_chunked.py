@@ -22,7 +22,8 @@ _kernels = _backend.kernel_module("conv3d_chunked")
 
 # The channels summed per step: the K tile of the cuDNN kernels whose order the kernel follows.
 CHUNK = 32
-CHUNKED_DTYPES = (torch.bfloat16, torch.float16)
+# The dtypes its kernel takes (cuDNN's fp32 convs round their inputs to TF32: another order).
+KERNEL_DTYPES = (torch.bfloat16, torch.float16)
 
 
 def check_conv3d_chunked_args(x: object, weight: object) -> None:
@@ -58,7 +59,7 @@ def conv3d_chunked_reference(x: torch.Tensor, weight: torch.Tensor) -> torch.Ten
 
 def takes_kernel(x: torch.Tensor) -> bool:
     """Whether a call on x runs the Triton kernel: a 16-bit dtype, whole 32-channel chunks, Triton for x's device."""
-    return x.dtype in CHUNKED_DTYPES and x.shape[1] % CHUNK == 0 and _backend.uses_kernel(x, _kernels)
+    return x.dtype in KERNEL_DTYPES and x.shape[1] % CHUNK == 0 and _backend.uses_kernel(x, _kernels)
 
 
 def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
