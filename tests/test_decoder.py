@@ -45,6 +45,12 @@ def latents(arch, dtype, device, frames=3, batch=1, height=4, width=6, channels_
     return z.contiguous(memory_format=torch.channels_last_3d) if channels_last else z
 
 
+# Decodes whose convs are forced through the conv-layout lever on CPU run every bias epilogue
+# through the Triton interpreter, one Python step per line: the smallest latents that keep
+# every stage's geometry (2x4 decodes to 16x32).
+SMALL = {"height": 2, "width": 4}
+
+
 def real_or_tiny_latents(arch, dtype):
     """Latents for a CUDA decode: 17 frames at 240x416 for the real configs, the small default for tiny ones."""
     if arch in ("wan2.1", "wan2.2"):
@@ -348,8 +354,8 @@ def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)  # the per-geometry check passes
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     stock, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=2)
-    z_cl = latents(arch, torch.bfloat16, "cpu", frames=2, channels_last=True)
+    z = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL)
+    z_cl = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL, channels_last=True)
     # The lever's convs bypass Conv3d.forward, so a decode that takes it records fewer conv inputs.
     assert len(conv_input_layouts(omni, z, monkeypatch)) < len(conv_input_layouts(stock, z, monkeypatch))
     with monkeypatch.context() as patch:
@@ -379,7 +385,7 @@ def test_channels_last_convs_verify_each_geometry_once(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     stock, omni = pair(arch)
-    z = latents(arch, torch.float32, "cpu", frames=2)
+    z = latents(arch, torch.float32, "cpu", frames=2, **SMALL)
     assert_same_decode(stock, omni, z)
     assert any(len(key.weight_shape) == 5 for key in decoder_module._channels_last_conv_verdicts)
 
@@ -639,7 +645,7 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
                         lambda x, bias, residual=None: fused.append(residual is not None) or bias_op(x, bias, residual))
     _, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL)
     outputs, counts = {}, {}
     for flag in (False, True):
         monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", flag)
@@ -667,7 +673,7 @@ def test_raw_conv_outputs_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
                         lambda *args: calls.append("bias epilogue") or bias_op(*args))
     _, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=2)
+    z = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL)
     outputs, counts = {}, {}
     for flag in (False, True):
         monkeypatch.setattr(decoder_module, "RAW_CONV_OUTPUT_NORMS", flag)
@@ -741,7 +747,7 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
     monkeypatch.setattr(decoder_module, "bias_add_contiguous", recording_bias_add)
     _, omni = pair(arch, torch.bfloat16)
     with torch.no_grad():
-        omni.decode(latents(arch, torch.bfloat16, "cpu", frames=2), return_dict=False)
+        omni.decode(latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL), return_dict=False)
     assert alive_at_epilogue
     # Wan2.2's up blocks also keep their input for the DupUp3D shortcut at their end, as stock's do.
     most = 2 if "2.2" in arch else 1
@@ -799,7 +805,7 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     calls = record_upsample_calls(monkeypatch)
     stock, omni = pair("wan2.1-tiny", torch.bfloat16)
-    z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2)
+    z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2, **SMALL)
     assert_same_decode(stock, omni, z)
     assert calls and all(calls)
     conv2d_verdicts = {key: ok for key, ok in decoder_module._channels_last_conv_verdicts.items() if len(key[1]) == 4}
@@ -989,7 +995,7 @@ def test_contiguous_upsampler_outputs_keep_the_values(arch, monkeypatch):
 
     monkeypatch.setattr(decoder_module, "upsample_conv", recording_upsample_conv)
     _, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=3)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL)
     outputs, seen = [], []
     for contiguous in (False, True):
         monkeypatch.setattr(decoder_module, "CONTIGUOUS_UPSAMPLER_OUTPUTS", contiguous)
