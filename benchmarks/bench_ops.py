@@ -53,6 +53,13 @@ BIAS_CASES = [("up3 conv 96ch 4f 480x832", 96, 4, 480, 832), ("up2 conv 192ch 4f
 # (label, channels, frames, height, width): the upsamplers' inputs (Wan2.1 480x832).
 UPSAMPLE_CASES = [("up0 384ch 2f 60x104", 384, 2, 60, 104), ("up1 384ch 4f 120x208", 384, 4, 120, 208),
                   ("up2 192ch 4f 240x416", 192, 4, 240, 416)]
+# (label, weight shape): conv weights copied channels-last for a channels-last conv input, every call.
+WEIGHT_CASES = [("wan2.2 1024->1024", (1024, 1024, 3, 3, 3)), ("wan2.2 1024->512", (512, 1024, 3, 3, 3)),
+                ("wan2.2 time_conv 1024", (2048, 1024, 3, 1, 1)), ("wan2.2 upsampler 512", (512, 512, 3, 3)),
+                ("wan2.1 384->384", (384, 384, 3, 3, 3)), ("wan2.1 192->192", (192, 192, 3, 3, 3)),
+                ("wan2.1 96->96", (96, 96, 3, 3, 3))]
+OPS = ("cat_pad_5d", "rms_norm_cat_pad_5d", "dup_up3d_add", "bias_add_contiguous", "upsample_nearest_2x",
+       "channels_last_copy")
 
 
 def median_ms(fn) -> float:
@@ -87,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    parser.add_argument("--ops", nargs="+", default=list(OPS), choices=OPS, help="the ops to measure (default: all)")
     args = parser.parse_args()
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     device = "cuda"
@@ -95,7 +103,7 @@ def main() -> None:
     rows = []
     for layout in ("contiguous", "channels_last"):
         fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
-        for label, channels, frames, height, width, cache_frames, padding in CAT_PAD_CASES:
+        for label, channels, frames, height, width, cache_frames, padding in CAT_PAD_CASES * ("cat_pad_5d" in args.ops):
             x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype).contiguous(memory_format=fmt)
             cache = torch.randn(1, channels, cache_frames, height, width, device=device, dtype=dtype)
             cache = cache.contiguous(memory_format=fmt)
@@ -108,7 +116,7 @@ def main() -> None:
             row = bench_row(f"cat_pad_5d {label}", lambda x, c: torch_wanops.cat_pad_5d(x, c, padding, 2), reference,
                             (x, cache), nbytes, copy_gbps)
             rows.append({"layout": layout, **row})
-        for label, channels, frames, height, width, cache_frames, padding in NORM_CASES:
+        for label, channels, frames, height, width, cache_frames, padding in NORM_CASES * ("rms_norm_cat_pad_5d" in args.ops):
             x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype).contiguous(memory_format=fmt)
             cache = torch.randn(1, channels, cache_frames, height, width, device=device, dtype=dtype)
             cache = cache.contiguous(memory_format=fmt)
@@ -125,7 +133,7 @@ def main() -> None:
                             lambda x, c: torch_wanops.rms_norm_cat_pad_5d(x, gamma, scale, True, c, padding, 2),
                             norm_reference, (x, cache), nbytes, copy_gbps)
             rows.append({"layout": layout, **row})
-        for label, cin, cout, factor_t, frames, height, width in DUP_CASES:
+        for label, cin, cout, factor_t, frames, height, width in DUP_CASES * ("dup_up3d_add" in args.ops):
             repeats = cout * factor_t * 4 // cin
             source = torch.randn(1, cin, frames, height, width, device=device, dtype=dtype).contiguous(memory_format=fmt)
             main_ = torch.randn(1, cout, frames * factor_t, height * 2, width * 2, device=device, dtype=dtype)
@@ -135,7 +143,7 @@ def main() -> None:
             row = bench_row(f"dup_up3d_add {label}", torch_wanops.dup_up3d_add, dup_up3d_add_reference, args_, nbytes,
                             copy_gbps)
             rows.append({"layout": layout, **row})
-    for label, channels, frames, height, width in BIAS_CASES:
+    for label, channels, frames, height, width in BIAS_CASES * ("bias_add_contiguous" in args.ops):
         # The op's input is a channels-last conv output whatever the decoder's layout; the
         # residual (a block's shortcut) is contiguous, or frame-major after an upsampler.
         shape = (1, channels, frames, height, width)
@@ -153,7 +161,7 @@ def main() -> None:
                             copy_gbps)
             rows.append({"layout": "channels_last", **row})
 
-    for label, channels, frames, height, width in UPSAMPLE_CASES:
+    for label, channels, frames, height, width in UPSAMPLE_CASES * ("upsample_nearest_2x" in args.ops):
         # The input is a residual block's output (contiguous); the output, 4x its size, is
         # stock's layout or the channels-last Conv2d input of the conv-layout lever.
         x = torch.randn(1, channels, frames, height, width, device=device, dtype=dtype)
@@ -162,6 +170,14 @@ def main() -> None:
             row = bench_row(f"upsample_nearest_2x {label}", torch_wanops.upsample_nearest_2x,
                             upsample_nearest_2x_reference, (x, channels_last), nbytes, copy_gbps)
             rows.append({"layout": "channels_last" if channels_last else "contiguous", **row})
+
+    for label, shape in WEIGHT_CASES * ("channels_last_copy" in args.ops):
+        weight = torch.randn(shape, device=device, dtype=dtype)
+        layout = torch.channels_last_3d if weight.dim() == 5 else torch.channels_last
+        nbytes = 2 * weight.numel() * weight.element_size()
+        row = bench_row(f"channels_last_copy {label} {tuple(shape)}", torch_wanops.channels_last_copy,
+                        lambda w: w.contiguous(memory_format=layout), (weight,), nbytes, copy_gbps)
+        rows.append({"layout": "contiguous", **row})
 
     result = {**environment(device), "dtype": args.dtype, "copy_gbps": copy_gbps, "rows": rows}
     os.makedirs(args.out, exist_ok=True)

@@ -155,9 +155,9 @@ def _decode(vae, z):
         return vae.decode(z, return_dict=False)[0]
 
 
-@pytest.mark.parametrize(
-    "arch,frame_major_norms_stock_layout", [("wan2.1-tiny", False), ("wan2.2-tiny", False), ("wan2.2-tiny", True)]
-)
+# Each case compiles two decoders' worth of graphs (~1 min on CI's CPU): both architectures, the
+# switch off in one and on (its default) in the other.
+@pytest.mark.parametrize("arch,frame_major_norms_stock_layout", [("wan2.1-tiny", False), ("wan2.2-tiny", True)])
 def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch, frame_major_norms_stock_layout, monkeypatch):
     # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
     # fp32 keeps stock's conv layout, where FRAME_MAJOR_NORMS_STOCK_LAYOUT fuses the frame-major norms.

@@ -702,7 +702,6 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
     The per-geometry checks' epilogues (first call per geometry, on a probe while the conv
     input waits) are not counted: a transient of the first decode only.
     """
-    import gc
     import weakref
 
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", fused_upsample)
@@ -725,8 +724,7 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
         return out
 
     def recording_bias_add(x, bias, residual=None):
-        if not checking:
-            gc.collect()
+        if not checking:  # no gc.collect(): a tensor only a cycle collection would free is alive at the peak too
             alive_at_epilogue.append((sum(ref() is not None for ref in conv_inputs),
                                       sum(ref() is not None for ref in norm_inputs)))
         return bias_op(x, bias, residual)
@@ -892,6 +890,22 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is None
 
 
+def test_chunked_convs_only_for_plain_convs_with_enough_output_positions(monkeypatch):
+    """Stride 1, no padding, no dilation or groups, and at least _CHUNKED_CONV_POSITIONS output positions
+    (below, cuDNN was as fast); the CUDA and kernel facts are forced, the rule is under test."""
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.setattr(decoder_module, "takes_chunked_kernel", lambda x: True)
+    conv = torch.nn.Conv3d(32, 8, 3, device="meta")
+    columns = decoder_module._CHUNKED_CONV_POSITIONS // (2 * 4 * 8)  # batch 2, 4 frames, 8 rows out
+    padded = torch.empty(2, 32, 6, 10, columns + 2, device="meta")
+    assert decoder_module._takes_chunked_conv(conv, padded)
+    assert not decoder_module._takes_chunked_conv(conv, padded[..., 1:])
+    for other in (dict(stride=(1, 2, 2)), dict(padding=1), dict(dilation=2), dict(groups=2)):
+        assert not decoder_module._takes_chunked_conv(torch.nn.Conv3d(32, 8, 3, device="meta", **other), padded)
+    monkeypatch.setattr(decoder_module, "CHUNKED_CONVS", False)
+    assert not decoder_module._takes_chunked_conv(conv, padded)
+
+
 def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monkeypatch):
     """With the chunked conv checked equal, eligible convs run conv3d_chunked (one check per geometry) and
     the decode is the lever's; refused geometries and ineligible convs run the lever's conv.
@@ -943,9 +957,10 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
         ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", False),
         ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
         ("torch_wanops.decoder", "CHUNKED_CONVS", False),
+        ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
-         "biased-conv-outputs", "cudnn-convs"],
+         "biased-conv-outputs", "cudnn-convs", "aten-weight-copies"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

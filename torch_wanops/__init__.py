@@ -2,7 +2,7 @@
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
 ``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous``,
-``upsample_nearest_2x`` and ``conv3d_chunked``.
+``upsample_nearest_2x``, ``conv3d_chunked`` and ``channels_last_copy``.
 """
 
 import os as _os
@@ -22,6 +22,7 @@ from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E
 from torch_wanops.ops import (  # noqa: E402
     bias_add_contiguous,
     cat_pad_5d,
+    channels_last_copy,
     conv3d_chunked,
     dup_up3d_add,
     rms_norm_cat_pad_5d,
@@ -36,6 +37,7 @@ __all__ = [
     "apply_to",
     "bias_add_contiguous",
     "cat_pad_5d",
+    "channels_last_copy",
     "compile_callable_with_fallback",
     "compile_vae",
     "conv3d_chunked",

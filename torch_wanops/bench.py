@@ -48,6 +48,7 @@ FP32_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp32-stock-conv-layout"
 FP16_STOCK_CONV_LAYOUT_VARIANT = "wanops-eager-fp16-stock-conv-layout"
 BIASED_CONV_OUTPUTS_VARIANT = "wanops-eager-biased-conv-outputs"
 CUDNN_CONVS_VARIANT = "wanops-eager-cudnn-convs"
+ATEN_WEIGHT_COPIES_VARIANT = "wanops-eager-aten-weight-copies"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -60,6 +61,7 @@ LEVER_SWITCHES = {
     FP16_STOCK_CONV_LAYOUT_VARIANT: ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", False),
     BIASED_CONV_OUTPUTS_VARIANT: ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
     CUDNN_CONVS_VARIANT: ("torch_wanops.decoder", "CHUNKED_CONVS", False),
+    ATEN_WEIGHT_COPIES_VARIANT: ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

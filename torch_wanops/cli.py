@@ -17,7 +17,8 @@ from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, p
 from torch_wanops.configs import CONFIGS
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
-OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x", "conv3d_chunked")
+OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x", "conv3d_chunked",
+       "channels_last_copy")
 
 # The switches of the levers (`wanops info` shows them): module, attribute, where it applies. All are lossless.
 LEVERS = (
@@ -32,6 +33,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", "CUDA fp16: channels_last_convs for fp16 too"),
     ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", "CUDA, with channels_last_convs: conv1's bias added by the norm"),
     ("torch_wanops.decoder", "CHUNKED_CONVS", "CUDA bf16/fp16, with channels_last_convs: conv3d_chunked where it gives cuDNN's bits"),
+    ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", "CUDA, with channels_last_convs: weights copied by channels_last_copy"),
 )
 
 logger = logging.getLogger("torch_wanops.cli")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import functools
 import logging
+import math
 import re
 import threading
 import warnings
@@ -45,6 +46,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 from torch_wanops.ops import (
     bias_add_contiguous,
     cat_pad_5d,
+    channels_last_copy,
     conv3d_chunked,
     dup_up3d_add,
     rms_norm_cat_pad_5d,
@@ -372,7 +374,7 @@ def _channels_last_conv(
         return (nn.Conv3d if padded.dim() == 5 else nn.Conv2d).forward(conv, padded.contiguous())
 
     def conv_without_bias(padded: torch.Tensor) -> torch.Tensor:
-        return conv._conv_forward(padded, conv.weight, None)
+        return conv._conv_forward(padded, _conv_weight_for(conv.weight, padded), None)
 
     def lever_output(out: torch.Tensor) -> torch.Tensor | RawConvOutput:
         if raw_output and residual is None and out.dim() == 5:
@@ -406,6 +408,35 @@ def _channels_last_conv(
     out = conv_without_bias(padded)
     del padded
     return lever_output(out)
+
+
+# ATen lays a contiguous conv weight out channels-last on every call of a conv with a
+# channels-last CUDA input, with a generic strided copy (0.5-1.1 TB/s on an H200: 0.034 s of a
+# Wan2.2 bf16 decode). channels_last_copy makes the same tensor faster (Wan2.2's 1024 -> 1024
+# weights: 37 us against ATen's 100 us, session 16); handed it, ATen copies nothing and cuDNN
+# computes on the same tensors: the same bits. Only large weights: below ~4 M elements ATen's
+# copy takes under ~20 us, and the op's Python launch (20-60 us of CPU time measured) would
+# cost more than it saves. Wan2.1's largest weights (384 -> 384) stay below.
+CHANNELS_LAST_WEIGHT_COPIES = True
+_COPIED_WEIGHT_ELEMENTS = 1 << 22
+
+
+def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor:
+    """The weight to hand a conv of ``padded``: channels_last_copy's where ATen would copy it channels-last itself."""
+    layout = torch.channels_last_3d if padded.dim() == 5 else torch.channels_last
+    if (
+        CHANNELS_LAST_WEIGHT_COPIES
+        and padded.is_cuda
+        and not torch.compiler.is_compiling()  # Inductor lays the weights out itself
+        and weight.dtype == padded.dtype
+        and weight.numel() >= _COPIED_WEIGHT_ELEMENTS
+        and padded.is_contiguous(memory_format=layout)
+        and not padded.is_contiguous()  # unambiguously channels-last: ATen's conv then is
+        and weight.is_contiguous()
+        and not weight.is_contiguous(memory_format=layout)
+    ):
+        return channels_last_copy(weight)
+    return weight
 
 
 def _chunked_conv(conv: nn.Module, padded: torch.Tensor) -> torch.Tensor:
@@ -514,8 +545,12 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # about 1.5e-3 of the outputs. It runs the 96 -> 96 convs in 1.68 ms where cuDNN takes 2.69 ms
 # (its 256x32x32 tile on sm80 instructions), and the head's 96 -> 3 in 0.98 ms against 1.05.
 # Taken per geometry only where stock's conv runs one kernel of those families and the chunked
-# conv then gives its bits on the check's probe.
+# conv then gives its bits on the check's probe, and only for outputs of at least
+# _CHUNKED_CONV_POSITIONS positions: below ~48 K (a 4-frame chunk of 64x128, say) cuDNN was as fast
+# or faster, the op's launch no longer hidden (session 16: 0.60x at 8 K positions, 0.90-1.06x at
+# 32 K, 1.20-1.28x from 61 K up).
 CHUNKED_CONVS = True
+_CHUNKED_CONV_POSITIONS = 48 * 1024
 _chunked_conv_verdicts: dict[ConvGeometry, bool] = {}
 _CHUNK_ORDER_KERNELS = (
     re.compile(
@@ -540,7 +575,14 @@ def _takes_chunked_conv(conv: nn.Module, padded: torch.Tensor) -> bool:
         and tuple(conv.dilation) == (1, 1, 1)
         and conv.groups == 1
         and takes_chunked_kernel(padded)
+        and _output_positions(conv, padded) >= _CHUNKED_CONV_POSITIONS
     )
+
+
+def _output_positions(conv: nn.Module, padded: torch.Tensor) -> int:
+    """(batch, frame, row, column) positions of an unpadded, stride-1 conv's output."""
+    batch, _, *sizes = padded.shape
+    return batch * math.prod(n - k + 1 for n, k in zip(sizes, conv.kernel_size))
 
 
 def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool:
@@ -588,10 +630,11 @@ def _compares_kernels(x: torch.Tensor) -> bool:
 # Passes that only move values (session 10, H200 profiles): cuDNN's NCDHW <-> NDHWC transposes
 # and generic tensor transforms around a stock-layout conv, its tensor conversions and channel
 # padding (to the kernel's channel alignment) around some channels-last ones, and ATen's
-# same-dtype copy of the weight into a channels-last input's memory format. A pass that scaled
-# values would still meet the value comparison.
+# same-dtype copy of the weight into a channels-last input's memory format, or channels_last_copy's
+# in its place. A pass that scaled values would still meet the value comparison.
 _LAYOUT_KERNEL_NAMES = (
-    "nchwtonhwc", "nhwctonchw", "tensortransform", "converttensor", "addpadding", "removepadding", "direct_copy_kernel"
+    "nchwtonhwc", "nhwctonchw", "tensortransform", "converttensor", "addpadding", "removepadding", "direct_copy_kernel",
+    "channels_last_copy_kernel",
 )
 
 

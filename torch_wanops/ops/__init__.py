@@ -9,6 +9,7 @@ import torch
 # Importing these modules registers the wanops ops.
 from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
+from torch_wanops.ops.channels_last_copy import check_channels_last_copy_args
 from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_args
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
@@ -86,6 +87,17 @@ def conv3d_chunked(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return torch.ops.wanops.conv3d_chunked(x, weight)
 
 
+def channels_last_copy(x: torch.Tensor) -> torch.Tensor:
+    """``x.contiguous(memory_format=channels_last(_3d))`` (4-D or 5-D x) into a fresh tensor, same values.
+
+    A contiguous conv weight copied so for a channels-last conv input: cuDNN receives the
+    tensor ATen would have made on every call, made faster.
+    """
+    if not torch.compiler.is_compiling():
+        check_channels_last_copy_args(x)
+    return torch.ops.wanops.channels_last_copy(x)
+
+
 def dup_up3d_add(
     main: torch.Tensor,
     source: torch.Tensor,
@@ -112,4 +124,4 @@ def upsample_nearest_2x(x: torch.Tensor, channels_last: bool = False) -> torch.T
     return torch.ops.wanops.upsample_nearest_2x(x, channels_last)
 
 
-__all__ = ["bias_add_contiguous", "cat_pad_5d", "conv3d_chunked", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]
+__all__ = ["bias_add_contiguous", "cat_pad_5d", "channels_last_copy", "conv3d_chunked", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]

@@ -52,14 +52,19 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) 
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if out.numel() == 0:
         return out
-    block_c, block_w, warps = _backend.transpose_tile(channels, width)
-    grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
     # Without a residual the kernel never reads residual_ptr; x stands in for it.
     has_residual = residual is not None
     residual = residual if has_residual else x
+    x_strides, residual_strides = list(x.stride()), list(residual.stride())
+    if _backend.INTERPRETER and all(strides[3] == width * strides[4] for strides in (x_strides, residual_strides)):
+        # The interpreter's cost is per program (one line each): where every row of a frame
+        # follows the last in x and the residual, as in the output, a frame is one line.
+        height, width = 1, height * width
+    block_c, block_w, warps = _backend.transpose_tile(channels, width)
+    grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
-            x, bias, out, residual, channels, frames, height, width, *x.stride(), *residual.stride(),
+            x, bias, out, residual, channels, frames, height, width, *x_strides, *residual_strides,
             HAS_RESIDUAL=has_residual,
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,

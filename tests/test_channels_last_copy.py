@@ -1,0 +1,156 @@
+"""wanops::channels_last_copy against ATen's ``x.contiguous(memory_format=...)``: same values, same strides, a new tensor."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import DTYPES, HAS_CUDA, KERNEL_DEVICE, cuda, impl_params, random_tensor, run_impl
+from hypothesis import example, given
+from hypothesis import strategies as st
+from test_decoder import assert_same_decode, pair, real_or_tiny_latents
+
+from torch_wanops import decoder as decoder_module
+from torch_wanops.ops import channels_last_copy
+
+
+def channels_last_of(x: torch.Tensor) -> torch.Tensor:
+    """ATen's own copy: what a conv with a channels-last input makes of a contiguous weight."""
+    return x.contiguous(memory_format=torch.channels_last_3d if x.dim() == 5 else torch.channels_last)
+
+
+def canonical_strides(x: torch.Tensor) -> tuple:
+    layout = torch.channels_last_3d if x.dim() == 5 else torch.channels_last
+    return torch.empty(x.shape, device="meta", memory_format=layout).stride()
+
+
+def assert_copied(x: torch.Tensor, impl: str) -> torch.Tensor:
+    out = run_impl(impl, channels_last_copy, x)
+    assert out.dtype == x.dtype and out.device == x.device and out.shape == x.shape
+    assert torch.equal(out, x)
+    assert out.stride() == canonical_strides(x)
+    assert out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    return out
+
+
+@impl_params()
+@given(
+    shape=st.one_of(
+        st.tuples(st.integers(1, 70), st.integers(1, 70), st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)),
+        st.tuples(st.integers(1, 70), st.integers(1, 70), st.integers(1, 5), st.integers(1, 9)),
+    ),
+    dtype=st.sampled_from(DTYPES),
+    seed=st.integers(0, 2**16),
+)
+@example(shape=(96, 96, 3, 3, 3), dtype=torch.bfloat16, seed=0)  # a Wan2.1 conv weight
+@example(shape=(17, 33, 3, 1, 1), dtype=torch.float16, seed=1)  # a time conv's
+@example(shape=(5, 7, 3, 3), dtype=torch.float32, seed=2)  # an upsampler Conv2d's
+def test_copies_contiguous_tensors_channels_last(device, impl, shape, dtype, seed):
+    x = random_tensor(shape, dtype, device, seed)
+    out = assert_copied(x, impl)
+    if not x.is_contiguous(memory_format=torch.channels_last_3d if x.dim() == 5 else torch.channels_last):
+        assert out.stride() == channels_last_of(x).stride()  # the tensor ATen's conv would have made
+
+
+@impl_params()
+@pytest.mark.parametrize("layout", ["channels_last", "permuted", "cropped", "expanded"])
+def test_other_layouts_take_the_reference(device, impl, layout):
+    """Non-contiguous x (already channels-last, permuted, a cropped view, a broadcast): a fresh channels-last copy too."""
+    base = random_tensor((6, 10, 3, 4, 5), torch.bfloat16, device, 3)
+    x = {
+        "channels_last": base.contiguous(memory_format=torch.channels_last_3d),
+        "permuted": base.permute(0, 2, 1, 3, 4).contiguous().permute(0, 2, 1, 3, 4),
+        "cropped": base[1:5, 2:9, :, 1:, :4],
+        "expanded": base[:1, :, :, :, :1].expand(3, 10, 3, 4, 7),
+    }[layout]
+    assert_copied(x, impl)
+
+
+@pytest.mark.parametrize(
+    "x,error,match",
+    [
+        ("x", TypeError, "x must be a torch.Tensor"),
+        (torch.ones(2, 3, 4), ValueError, "x must be a 4-D or 5-D tensor"),
+        (torch.ones(1, 2, 3, 4, 5, 6), ValueError, "x must be a 4-D or 5-D tensor"),
+    ],
+)
+def test_invalid_arguments_are_named(x, error, match):
+    with pytest.raises(error, match=match):
+        channels_last_copy(x)
+    if isinstance(x, torch.Tensor):  # the op itself checks too (a call that skips the wrapper)
+        with pytest.raises(error, match=match):
+            torch.ops.wanops.channels_last_copy(x)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_opcheck(requires_grad):
+    for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
+        for shape in ((7, 5, 3, 2, 3), (4, 6, 3, 3)):
+            x = random_tensor(shape, torch.float32, device, 4).requires_grad_(requires_grad)
+            torch.library.opcheck(torch.ops.wanops.channels_last_copy.default, (x,))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_conv_with_the_copy_gives_the_same_output(compiled):
+    """A conv handed the copy as its weight computes what it computes with the contiguous weight."""
+    device = KERNEL_DEVICE or "cpu"
+    x = random_tensor((1, 8, 3, 5, 6), torch.float32, device, 5).contiguous(memory_format=torch.channels_last_3d)
+    weight = random_tensor((4, 8, 3, 3, 3), torch.float32, device, 6)
+
+    def conv_with_copy(a, w):
+        return F.conv3d(a, channels_last_copy(w))
+
+    run = torch.compile(conv_with_copy, fullgraph=True, backend="aot_eager") if compiled else conv_with_copy
+    out, expected = run(x, weight), F.conv3d(x, weight)
+    assert torch.equal(out, expected) and out.stride() == expected.stride()
+
+
+def test_decoder_hands_convs_the_copy_only_where_aten_would_copy(monkeypatch):
+    """CUDA channels-last inputs with large contiguous weights of their dtype get the copy; everything else the weight itself."""
+    copies = []
+    monkeypatch.setattr(decoder_module, "channels_last_copy", lambda w: copies.append(w) or channels_last_of(w))
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))  # the rule, not a GPU, is under test
+    weight = torch.ones(4, 3, 3, 3, 3)
+    monkeypatch.setattr(decoder_module, "_COPIED_WEIGHT_ELEMENTS", weight.numel() + 1)
+    channels_last = torch.ones(1, 3, 4, 5, 6).contiguous(memory_format=torch.channels_last_3d)
+    assert decoder_module._conv_weight_for(weight, channels_last) is weight  # small: ATen's copy is cheaper
+    monkeypatch.setattr(decoder_module, "_COPIED_WEIGHT_ELEMENTS", weight.numel())
+    assert decoder_module._conv_weight_for(weight, channels_last).is_contiguous(memory_format=torch.channels_last_3d)
+    assert copies == [weight]
+    conv2d_weight = torch.ones(4, 3, 3, 9)
+    conv2d_input = torch.ones(2, 3, 5, 6).contiguous(memory_format=torch.channels_last)
+    assert decoder_module._conv_weight_for(conv2d_weight, conv2d_input).is_contiguous(memory_format=torch.channels_last)
+    assert copies == [weight, conv2d_weight]
+    for other_weight, padded in [
+        (weight, channels_last.contiguous()),  # stock's layout: ATen keeps the weight contiguous
+        (channels_last_of(weight), channels_last),  # already laid out: ATen copies nothing
+        (weight.half(), channels_last),  # another dtype: ATen's copy would convert too
+        (torch.ones(40, 3, 1, 1, 1), channels_last),  # 1x1x1: contiguous is channels-last already
+    ]:
+        assert decoder_module._conv_weight_for(other_weight, padded) is other_weight
+    monkeypatch.setattr(decoder_module, "CHANNELS_LAST_WEIGHT_COPIES", False)
+    assert decoder_module._conv_weight_for(weight, channels_last) is weight
+    assert copies == [weight, conv2d_weight]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(1024, 1024, 3, 3, 3), (512, 1024, 3, 3, 3), (2048, 1024, 3, 1, 1), (512, 512, 3, 3),
+                                   (96, 96, 3, 3, 3), (12, 256, 3, 3, 3)])
+def test_decoder_weights_on_cuda(dtype, shape):
+    """The Wan decoders' conv weights: ATen's channels-last copy, bit for bit and stride for stride."""
+    x = random_tensor(shape, dtype, "cuda", 7)
+    out = assert_copied(x, "triton")
+    assert out.stride() == channels_last_of(x).stride()
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_wan22_decode_copies_its_large_weights_on_cuda(dtype, monkeypatch):
+    """Wan2.2's decoder (real config, random weights) hands its large conv weights to channels_last_copy, and
+    decodes stock's bits: the lever must not stop paying silently."""
+    copied = []
+    copy = decoder_module.channels_last_copy
+    monkeypatch.setattr(decoder_module, "channels_last_copy", lambda w: copied.append(tuple(w.shape)) or copy(w))
+    stock, omni = pair("wan2.2", dtype, "cuda")
+    assert_same_decode(stock, omni, real_or_tiny_latents("wan2.2", dtype))
+    assert (1024, 1024, 3, 3, 3) in copied
+    assert all(torch.Size(shape).numel() >= decoder_module._COPIED_WEIGHT_ELEMENTS for shape in copied)
