@@ -51,6 +51,19 @@ def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residua
 
 
 @impl_params()
+@pytest.mark.parametrize("cropped", ["x", "residual"])
+def test_width_cropped_views(device, impl, cropped):
+    """A view cropped in width (rows not back to back): under the interpreter, where contiguous rows
+    run a frame per program, this takes the GPU's one line per program."""
+    shape = (2, 5, 3, 4, 7)
+    full = random_tensor((*shape[:4], shape[4] + 3), torch.float16, device, 3).contiguous(
+        memory_format=torch.channels_last_3d)
+    other = make_layout(random_tensor(shape, torch.float16, device, 4), "channels_last")
+    x, residual = (full[..., 1:-2], other) if cropped == "x" else (other, full[..., 1:-2])
+    assert_matches(x, random_tensor((shape[1],), torch.float16, device, 5), impl, residual)
+
+
+@impl_params()
 def test_residual_rounds_after_the_bias_add(device, impl):
     """Two roundings, as stock's two adds: one fp32 sum of all three would round differently here."""
     x = torch.full((1, 1, 1, 1, 4), 1.0, dtype=torch.bfloat16, device=device)
