@@ -53,7 +53,7 @@ from torch_wanops.ops import (
     upsample_nearest_2x,
 )
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
-from torch_wanops.ops._common import dense_strides, is_channels_last, is_frame_major
+from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
 logger = logging.getLogger(__name__)
 
@@ -423,7 +423,7 @@ _COPIED_WEIGHT_ELEMENTS = 1 << 22
 
 def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor:
     """The weight to hand a conv of ``padded``: channels_last_copy's where ATen would copy it channels-last itself."""
-    layout = torch.channels_last_3d if padded.dim() == 5 else torch.channels_last
+    layout = channels_last_format(padded)
     if (
         CHANNELS_LAST_WEIGHT_COPIES
         and padded.is_cuda

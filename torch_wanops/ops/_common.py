@@ -54,6 +54,11 @@ def require_channel_bias(x: torch.Tensor, bias: torch.Tensor) -> None:
     )
 
 
+def channels_last_format(tensor: torch.Tensor) -> torch.memory_format:
+    """The channels-last memory format of a 5-D (channels_last_3d) or 4-D (channels_last) tensor."""
+    return torch.channels_last_3d if tensor.dim() == 5 else torch.channels_last
+
+
 def geometry(tensor: torch.Tensor | None) -> tuple | None:
     return None if tensor is None else (tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import require
+from torch_wanops.ops._common import channels_last_format, require
 
 _kernels = _backend.kernel_module("channels_last_copy")
 
@@ -26,10 +26,6 @@ def check_channels_last_copy_args(x: object) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     require(x.dim() in (4, 5), ValueError, lambda: f"x must be a 4-D or 5-D tensor, got shape {tuple(x.shape)}")
-
-
-def channels_last_format(x: torch.Tensor) -> torch.memory_format:
-    return torch.channels_last_3d if x.dim() == 5 else torch.channels_last
 
 
 def _empty_output(x: torch.Tensor) -> torch.Tensor:
