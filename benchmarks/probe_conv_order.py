@@ -1,8 +1,8 @@
 """Does conv3d_chunked give cuDNN's bits, and how fast, at the decoder's conv geometries (CUDA)?
 
-    python benchmarks/probe_conv_order.py [--dtypes bf16 fp16] [--spread 8]
+    python benchmarks/probe_conv_order.py [--dtypes bf16 fp16 fp32] [--spread 8]
 
-Per geometry and dtype: the cuDNN kernel stock's conv runs (and whether it is of the families whose
+Per geometry and dtype (fp32 with cuDNN's TF32, PyTorch's default): the cuDNN kernel stock's conv runs (and whether it is of the families whose
 order the chunked kernel follows, ``decoder._sums_in_chunk_order``), whether ``conv3d_chunked``
 equals it on values spread over 2**+-spread, and both times (median, ``triton.testing.do_bench``).
 Session 15's order probe (a taps-outside order differing in ~1.5e-3 of the outputs) and its tile
@@ -46,7 +46,7 @@ def main() -> None:
     import triton
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", nargs="+", default=["bf16", "fp16"], choices=["bf16", "fp16"])
+    parser.add_argument("--dtypes", nargs="+", default=["bf16", "fp16", "fp32"], choices=["bf16", "fp16", "fp32"])
     parser.add_argument("--spread", type=int, default=8)
     args = parser.parse_args()
     print(torch.__version__, triton.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name())

@@ -7,6 +7,8 @@ taps (frame, row, column offsets), one ``tl.dot`` of 32 channels per step into a
 accumulator: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile
 (``...nhwckrsc_nhwc_tilesize*x*x32...``), which the H200 measurements showed bit for bit
 (``benchmarks/probe_conv_order.py``; gpu-logs/session15). The result is rounded once to the output dtype.
+fp32 x is TF32 arithmetic, as cuDNN's TF32 kernels do it: each x operand rounded to the nearest
+TF32 value (ties to even) as it is loaded; the launcher hands the weight in rounded already.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
@@ -14,6 +16,8 @@ upcasts the operands first, which changes no product.
 
 import triton
 import triton.language as tl
+
+from .rounding import round_to_tf32_grid
 
 
 @triton.jit
@@ -73,15 +77,18 @@ def conv3d_chunked_kernel(
         )
         w_tap = c[:, None] * w_sc + dt * w_st + dh * w_sh + dw * w_sw
         b1 = tl.load(w_ptr + w_tap + n1[None, :] * w_sn, mask=(n1 < out_channels)[None, :], other=0.0)
+        if x_ptr.dtype.element_ty == tl.float32:
+            # Rounded in registers: x is the large operand, read once per tap, and has no rounded copy.
+            a = round_to_tf32_grid(a)
         if DOT_IN_FP32:
             a = a.to(tl.float32)
             b1 = b1.to(tl.float32)
-        acc1 = tl.dot(a, b1, acc1)
+        acc1 = tl.dot(a, b1, acc1, input_precision="tf32")
         if BLOCK_N2 > 0:
             b2 = tl.load(w_ptr + w_tap + n2[None, :] * w_sn, mask=(n2 < out_channels)[None, :], other=0.0)
             if DOT_IN_FP32:
                 b2 = b2.to(tl.float32)
-            acc2 = tl.dot(a, b2, acc2)
+            acc2 = tl.dot(a, b2, acc2, input_precision="tf32")
     dtype = out_ptr.dtype.element_ty
     # channels_last_3d output: position m's channels are contiguous.
     out_row = out_ptr + m[:, None] * out_channels

@@ -10,14 +10,36 @@ INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
 
 
 @triton.jit
-def round_to_bfloat16_grid(value):
-    """Round fp32 to the nearest bf16 value, ties to even, keeping it in fp32, with integer ops.
+def round_significand(value, DROPPED_BITS: tl.constexpr):
+    """Round fp32 to nearest (ties to even) with its lowest DROPPED_BITS significand bits cleared, with integer ops.
 
-    Used under the interpreter, whose own cast truncates. NaN passes through unchanged.
+    Carries into the exponent as a cast does (the largest values round to infinity); NaN passes
+    through unchanged (the carry would turn it into a zero).
     """
+    below_half = (1 << (DROPPED_BITS - 1)) - 1
+    kept = 0xFFFFFFFF - ((1 << DROPPED_BITS) - 1)
     bits = value.to(tl.uint32, bitcast=True)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    bits = (bits + below_half + ((bits >> DROPPED_BITS) & 1)) & kept
     return tl.where(value != value, value, bits.to(tl.float32, bitcast=True))
+
+
+@triton.jit
+def round_to_bfloat16_grid(value):
+    """Round fp32 to the nearest bf16 value, ties to even, keeping it in fp32.
+
+    Used under the interpreter, whose own cast truncates.
+    """
+    return round_significand(value, 16)
+
+
+@triton.jit
+def round_to_tf32_grid(value):
+    """Round fp32 to the nearest TF32 value (10 significand bits), ties to even, keeping it in fp32.
+
+    cuDNN's TF32 conv kernels round their operands so (H200, session 17: truncation and
+    ties-away both differ from them); the tensor cores then read the rounded bits exactly.
+    """
+    return round_significand(value, 13)
 
 
 @triton.jit

@@ -48,7 +48,7 @@ def assert_exact_conv(x, weight, impl):
     out_channels=st.integers(1, 100),
     kernel=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)),
     extra=st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 9)),
-    dtype=st.sampled_from((torch.float16, torch.bfloat16)),
+    dtype=st.sampled_from((torch.float16, torch.bfloat16, torch.float32)),
     layout=st.sampled_from(LAYOUTS),
     weight_layout=st.sampled_from(("contiguous", "channels_last", "permuted")),
     seed=st.integers(0, 2**16),
@@ -78,10 +78,49 @@ def test_rounds_the_fp32_sum_once(device, impl):
     assert_exact_conv(x, weight, impl)
 
 
+def tf32_rounded(values: torch.Tensor) -> torch.Tensor:
+    """fp32 values rounded to 11 significant bits (TF32), ties to even: through frexp and torch.round in float64."""
+    significand, exponent = torch.frexp(values.double())
+    return torch.ldexp(torch.round(significand * 2**11) / 2**11, exponent.double()).float()
+
+
+def tie_values(shape, device, seed):
+    """Small integers times a significand TF32 cannot hold: ties both ways (1 + 2**-11 rounds down to even,
+    1 + 3 * 2**-11 up), just above a tie, and just below (truncation and ties-away both give other values)."""
+    generator = torch.Generator().manual_seed(seed)
+    significands = torch.tensor([1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-11 + 2**-20, 1 + 2**-11 - 2**-20, 1.0])
+    picks = significands[torch.randint(0, 5, shape, generator=generator)]
+    return (picks * torch.randint(-3, 4, shape, generator=generator)).to(device)
+
+
 @impl_params()
-@pytest.mark.parametrize("dtype,channels", [(torch.float32, 32), (torch.float64, 32), (torch.bfloat16, 48)], ids=str)
-def test_other_dtypes_and_channel_counts_take_the_reference(device, impl, dtype, channels):
-    """fp32 (cuDNN's TF32 order is not this kernel's), float64 and channels not in whole 32-chunks: F.conv3d itself."""
+@pytest.mark.parametrize("rounded_operand", ["x", "weight"])
+def test_fp32_operands_round_to_tf32_nearest_even(device, impl, rounded_operand):
+    """fp32 is TF32 arithmetic, each operand rounded to nearest even first, as cuDNN's TF32 kernels
+    (the other operand integer, so every sum is exact and only the operand rounding shows)."""
+    shape, weight_shape = (2, 64, 3, 5, 7), (40, 64, 3, 3, 3)
+    x = integer_tensor(shape, torch.float32, device, 0).contiguous(memory_format=CL)
+    weight = integer_tensor(weight_shape, torch.float32, device, 1)
+    if rounded_operand == "x":
+        x = tie_values(shape, device, 2).contiguous(memory_format=CL)
+    else:
+        weight = tie_values(weight_shape, device, 3)
+    assert run_impl(impl, takes_kernel, x) == (impl == "triton")
+    out = run_impl(impl, conv3d_chunked, x, weight)
+    if impl == "triton":
+        expected = F.conv3d(tf32_rounded(x).double(), tf32_rounded(weight).double()).float()
+        assert not torch.equal(expected, F.conv3d(x.double(), weight.double()).float())  # the rounding shows
+    else:
+        expected = F.conv3d(x, weight)
+    assert torch.equal(out, expected)
+
+
+@impl_params()
+@pytest.mark.parametrize("dtype,channels,allow_tf32", [(torch.float32, 32, False), (torch.float64, 32, True),
+                                                       (torch.bfloat16, 48, True)], ids=str)
+def test_other_dtypes_and_channel_counts_take_the_reference(device, impl, dtype, channels, allow_tf32, monkeypatch):
+    """fp32 where cuDNN may not use TF32, float64 and channels not in whole 32-chunks: F.conv3d itself."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", allow_tf32)
     x = make_layout(torch.randn(2, channels, 3, 4, 5, device=device).to(dtype), "permuted")
     weight = torch.randn(5, channels, 3, 3, 3, device=device).to(dtype)
     assert not takes_kernel(x)
@@ -113,7 +152,7 @@ def test_invalid_arguments_are_named(x, weight, error, match):
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_opcheck(requires_grad):
     for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
-        # 16-bit integer values run the kernel where it can; fp32 (for gradients) the reference.
+        # Integer values (exact in any order and in TF32) run the kernel where it can, fp32 as TF32.
         dtype = torch.float32 if requires_grad else torch.float16
         for layout in ("contiguous", "channels_last", "permuted"):
             x = make_layout(integer_tensor((2, 32, 3, 4, 5), dtype, device, 0), layout).requires_grad_(requires_grad)
@@ -138,7 +177,7 @@ def random_spread(shape, dtype, seed, spread=8):
 
 
 @cuda
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
 @pytest.mark.parametrize(
     "x_shape,out_channels",
     [((1, 96, 6, 482, 834), 96), ((1, 96, 3, 482, 834), 96), ((1, 96, 6, 482, 834), 3), ((2, 96, 4, 34, 66), 96),
@@ -148,9 +187,9 @@ def random_spread(shape, dtype, seed, spread=8):
 def test_gives_cudnns_bits_where_cudnn_sums_in_chunks_on_cuda(dtype, x_shape, out_channels):
     """Where stock's conv runs a cuDNN kernel of the chunk-order families, the same bits (at the decoder's sizes).
 
-    On the H200 (cuDNN 9.19) every case but the fp16 head runs such a kernel; the fp16 head's
-    (an indexed kernel with a 64-channel K tile) adds in another order, and the decoder's check
-    keeps cuDNN's conv there.
+    On the H200 (cuDNN 9.19) every case but the fp16 and fp32 heads runs such a kernel; the heads'
+    (indexed kernels with a 64-channel K tile) add in another order, and the decoder's check
+    keeps cuDNN's conv there. fp32 is cuDNN's default TF32.
     """
     skip_unless_free_gpu_memory(4)
     x = random_spread(x_shape, dtype, 0).contiguous(memory_format=CL)
@@ -165,11 +204,12 @@ def test_gives_cudnns_bits_where_cudnn_sums_in_chunks_on_cuda(dtype, x_shape, ou
 
 
 @cuda
-def test_wan21_convs_run_in_chunk_order_on_cuda():
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_wan21_convs_run_in_chunk_order_on_cuda(dtype):
     """The 96 -> 96 convs of a Wan2.1 480x832 decode meet the chunk-order rule, or the lever silently stopped paying."""
     skip_unless_free_gpu_memory(4)
-    x = random_spread((1, 96, 6, 482, 834), torch.bfloat16, 2).contiguous(memory_format=CL)
-    weight = random_spread((96, 96, 3, 3, 3), torch.bfloat16, 3)
+    x = random_spread((1, 96, 6, 482, 834), dtype, 2).contiguous(memory_format=CL)
+    weight = random_spread((96, 96, 3, 3, 3), dtype, 3)
     with torch.no_grad():
         _, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
     assert decoder_module._sums_in_chunk_order(kernels), sorted(kernels)

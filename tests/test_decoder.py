@@ -828,7 +828,7 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
 
 
 @cuda
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
 def test_chunked_convs_on_cuda(dtype, monkeypatch):
     """Wan2.1's 96-channel convs run conv3d_chunked (checked per geometry) and the decode keeps stock's bits;
     at least the 96 -> 96 convs must pass the check, or CHUNKED_CONVS silently stopped paying."""
@@ -849,6 +849,8 @@ WIDE_K_KERNEL = ("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nh
                  "warpgroupsize2x1x1_g1_execute_segment_k_off_kernel__5x_cudnn")
 INDEXED_KERNEL = ("sm80_xmma_fprop_implicit_gemm_indexed_wo_smem_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x16x64_"
                   "stage1_warpsize4x1x1_g1_tensor16x8x16_alignc2_execute_kernel__5x_cudnn")
+TF32_CHUNKED_KERNEL = ("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize256x32x32_"
+                       "warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn")
 
 
 @pytest.mark.parametrize(
@@ -861,6 +863,9 @@ INDEXED_KERNEL = ("sm80_xmma_fprop_implicit_gemm_indexed_wo_smem_f16f16_f16f32_f
         ({BF16_CHUNKED_KERNEL: 1, WIDE_K_KERNEL: 1}, False),  # two kernels: not one order
         ({BF16_CHUNKED_KERNEL.replace("segment_k_off", "x").replace("_g1_", "_g2_"): 1}, False),  # grouped
         ({FP16_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),  # K split in segments
+        ({TF32_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, True),
+        ({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1}, False),  # same order, faster than the op
+        ({TF32_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),
         ({}, False),  # no kernel seen (no CUPTI)
     ],
 )

@@ -549,6 +549,12 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # _CHUNKED_CONV_POSITIONS positions: below ~48 K (a 4-frame chunk of 64x128, say) cuDNN was as fast
 # or faster, the op's launch no longer hidden (session 16: 0.60x at 8 K positions, 0.90-1.06x at
 # 32 K, 1.20-1.28x from 61 K up).
+# fp32 (session 17, TF32 as PyTorch allows by default): cuDNN runs the same convs with an sm90
+# TF32 kernel with a 256x32x32 tile, in the same chunk order with both operands rounded to TF32,
+# ties to even; the op so rounds, and gave its bits on every such probe (96 -> 96 at 480x832 and
+# 240x416, 192 -> 96), 4.04 against cuDNN's 5.55 ms at 96 -> 96 6x482x834. Only the 32-wide tile
+# counts for fp32: its 128x128x32 kernels (384 channels) sum in the same order but run faster than
+# the op, and their `segment_k_on` variant (192 channels) in another order.
 CHUNKED_CONVS = True
 _CHUNKED_CONV_POSITIONS = 48 * 1024
 _chunked_conv_verdicts: dict[ConvGeometry, bool] = {}
@@ -559,6 +565,10 @@ _CHUNK_ORDER_KERNELS = (
     ),
     re.compile(
         r"sm90_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
+        r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
+    ),
+    re.compile(
+        r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x32x32_"
         r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
     ),
 )

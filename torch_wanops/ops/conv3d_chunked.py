@@ -1,13 +1,16 @@
 """``wanops::conv3d_chunked``: a stride-1, unpadded, bias-free Conv3d summed in cuDNN's channel-chunk order.
 
 Spec (the reference below): ``F.conv3d(x, weight)`` returned channels_last_3d. The
-Triton kernel (16-bit dtypes, input channels a multiple of 32) adds the products in
-32-channel chunks, the kernel taps inside each chunk, on the tensor cores into fp32,
-and rounds once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile,
-so where cuDNN runs such a kernel for a geometry the two give the same bits (the
-decoder checks that per geometry before it uses this op; ``decoder.CHUNKED_CONVS``).
-It is faster than cuDNN's choice where that choice is a narrow-tile kernel: Wan2.1's
-96-channel convs on an H200.
+Triton kernel (input channels a multiple of 32; bf16, fp16, and fp32 where cuDNN may use
+TF32, ``torch.backends.cudnn.allow_tf32``, the default) adds the products in 32-channel
+chunks, the kernel taps inside each chunk, on the tensor cores into fp32, and rounds
+once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile, so where
+cuDNN runs such a kernel for a geometry the two give the same bits (the decoder checks
+that per geometry before it uses this op; ``decoder.CHUNKED_CONVS``). fp32 is TF32
+arithmetic as cuDNN's is: both operands rounded to the nearest TF32 value, ties to even,
+then multiplied exactly (on any device, the interpreter's included; CPU convolutions
+themselves never use TF32). It is faster than cuDNN's choice where that choice is a
+narrow-tile kernel: Wan2.1's 96-channel convs on an H200.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ _kernels = _backend.kernel_module("conv3d_chunked")
 
 # The channels summed per step: the K tile of the cuDNN kernels whose order the kernel follows.
 CHUNK = 32
-# The dtypes its kernel takes (cuDNN's fp32 convs round their inputs to TF32: another order).
-KERNEL_DTYPES = (torch.bfloat16, torch.float16)
+# The dtypes its kernel takes; fp32 only as TF32 (takes_kernel), the arithmetic cuDNN's fp32 convs use then.
+KERNEL_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+# fp32 values keep this many significand bits in TF32.
+TF32_DROPPED_BITS = 13
 
 
 def check_conv3d_chunked_args(x: object, weight: object) -> None:
@@ -58,8 +63,26 @@ def conv3d_chunked_reference(x: torch.Tensor, weight: torch.Tensor) -> torch.Ten
 
 
 def takes_kernel(x: torch.Tensor) -> bool:
-    """Whether a call on x runs the Triton kernel: a 16-bit dtype, whole 32-channel chunks, Triton for x's device."""
-    return x.dtype in KERNEL_DTYPES and x.shape[1] % CHUNK == 0 and _backend.uses_kernel(x, _kernels)
+    """Whether a call on x runs the Triton kernel: a kernel dtype (fp32 only while cuDNN may use TF32),
+    whole 32-channel chunks, Triton for x's device."""
+    return (
+        x.dtype in KERNEL_DTYPES
+        and (x.dtype != torch.float32 or torch.backends.cudnn.allow_tf32)
+        and x.shape[1] % CHUNK == 0
+        and _backend.uses_kernel(x, _kernels)
+    )
+
+
+def rounded_to_tf32(weight: torch.Tensor) -> torch.Tensor:
+    """A new fp32 tensor of ``weight``'s values rounded to the nearest TF32 value, ties to even (NaN kept).
+
+    The integer form of ``csrc_triton.rounding.round_significand``; done once per call on the
+    weight, which is small, so that the kernel's weight tiles go to the tensor cores as loaded.
+    """
+    bits = weight.view(torch.int32)
+    dropped = (1 << TF32_DROPPED_BITS) - 1
+    rounded = ((bits + (dropped >> 1) + ((bits >> TF32_DROPPED_BITS) & 1)) & ~dropped).view(torch.float32)
+    return torch.where(weight.isnan(), weight, rounded)
 
 
 def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -68,6 +91,8 @@ def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         return out
     # A channels-last weight gives contiguous 32-channel loads; the copy is small beside the conv.
     weight = weight.contiguous(memory_format=torch.channels_last_3d)
+    if weight.dtype == torch.float32:
+        weight = rounded_to_tf32(weight)
     block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0])
     positions = out.numel() // out.shape[1]
     grid = (-(-positions // block_m), -(-weight.shape[0] // (block_n1 + block_n2)))
