@@ -13,14 +13,15 @@ INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
 def round_significand(value, DROPPED_BITS: tl.constexpr):
     """Round fp32 to nearest (ties to even) with its lowest DROPPED_BITS significand bits cleared, with integer ops.
 
-    Carries into the exponent as a cast does (the largest values round to infinity); NaN passes
-    through unchanged (the carry would turn it into a zero).
+    Carries into the exponent as a cast does (the largest values round to infinity). NaN becomes
+    the NaN with every significand bit set: rounded, a NaN could carry into a zero or lose the
+    significand bits that make it a NaN in the narrower format.
     """
     below_half = (1 << (DROPPED_BITS - 1)) - 1
     kept = 0xFFFFFFFF - ((1 << DROPPED_BITS) - 1)
     bits = value.to(tl.uint32, bitcast=True)
     bits = (bits + below_half + ((bits >> DROPPED_BITS) & 1)) & kept
-    return tl.where(value != value, value, bits.to(tl.float32, bitcast=True))
+    return tl.where(value != value, 0x7FFFFFFF, bits).to(tl.float32, bitcast=True)
 
 
 @triton.jit

@@ -115,6 +115,32 @@ def test_fp32_operands_round_to_tf32_nearest_even(device, impl, rounded_operand)
     assert torch.equal(out, expected)
 
 
+# NaN with every significand bit set (rounding carries it out of the exponent), NaN with only the
+# lowest bit set (TF32 keeps none of its significand: read as is, it is infinity), infinities.
+SPECIAL_FP32_BITS = (0x7FFFFFFF, 0x7F800001, 0xFFFFFFFF, 0x7F800000, 0xFF800000)
+
+
+@impl_params()
+@pytest.mark.filterwarnings("ignore:invalid value encountered in matmul:RuntimeWarning")  # the interpreter's numpy
+@pytest.mark.parametrize("special_operand", ["x", "weight"])
+def test_fp32_nan_and_infinity_operands(device, impl, special_operand):
+    """NaN operands give NaN wherever they are summed and infinities infinities (or NaN), as in F.conv3d."""
+    shape, weight_shape = (1, 32, 3, 4, 9), (20, 32, 3, 3, 3)
+    x = integer_tensor(shape, torch.float32, device, 4, low=1).contiguous(memory_format=CL)
+    weight = integer_tensor(weight_shape, torch.float32, device, 5, low=1)
+    special = torch.tensor(SPECIAL_FP32_BITS, dtype=torch.int64).to(torch.int32).view(torch.float32).to(device)
+    if special_operand == "x":
+        # Corner rows and columns each reach outputs no other special value reaches (x, w >= 1: no cancelling).
+        x[0, 2, 1, (0, 3, 0, 3, 0), (8, 8, 4, 0, 0)] = special
+    else:
+        weight[3:8, 2, 1, 1, 1] = special  # one per output channel
+    out = run_impl(impl, conv3d_chunked, x, weight)
+    expected = F.conv3d(x.double(), weight.double()).float()
+    assert expected.isnan().any() and expected.isinf().any()
+    assert torch.equal(out.isnan(), expected.isnan())
+    assert torch.equal(out.nan_to_num(0.0, 1.0, -1.0), expected.nan_to_num(0.0, 1.0, -1.0))
+
+
 @impl_params()
 @pytest.mark.parametrize("dtype,channels,allow_tf32", [(torch.float32, 32, False), (torch.float64, 32, True),
                                                        (torch.bfloat16, 48, True)], ids=str)

@@ -74,15 +74,16 @@ def takes_kernel(x: torch.Tensor) -> bool:
 
 
 def rounded_to_tf32(weight: torch.Tensor) -> torch.Tensor:
-    """A new fp32 tensor of ``weight``'s values rounded to the nearest TF32 value, ties to even (NaN kept).
+    """A new fp32 tensor of ``weight``'s values rounded to the nearest TF32 value, ties to even.
 
-    The integer form of ``csrc_triton.rounding.round_significand``; done once per call on the
-    weight, which is small, so that the kernel's weight tiles go to the tensor cores as loaded.
+    ``csrc_triton.rounding.round_significand`` in torch ops (NaN also becomes a NaN TF32 keeps);
+    done once per call on the weight, which is small, so that the kernel's weight tiles go to the
+    tensor cores as loaded.
     """
     bits = weight.view(torch.int32)
     dropped = (1 << TF32_DROPPED_BITS) - 1
     rounded = ((bits + (dropped >> 1) + ((bits >> TF32_DROPPED_BITS) & 1)) & ~dropped).view(torch.float32)
-    return torch.where(weight.isnan(), weight, rounded)
+    return rounded.masked_fill_(weight.isnan(), float("nan"))
 
 
 def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -93,7 +94,7 @@ def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     weight = weight.contiguous(memory_format=torch.channels_last_3d)
     if weight.dtype == torch.float32:
         weight = rounded_to_tf32(weight)
-    block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0])
+    block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0], x.dtype)
     positions = out.numel() // out.shape[1]
     grid = (-(-positions // block_m), -(-weight.shape[0] // (block_n1 + block_n2)))
     with _backend.device_of(x):
