@@ -32,7 +32,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),
     ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", "CUDA fp16: channels_last_convs for fp16 too"),
     ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", "CUDA, with channels_last_convs: conv1's bias added by the norm"),
-    ("torch_wanops.decoder", "CHUNKED_CONVS", "CUDA bf16/fp16, with channels_last_convs: conv3d_chunked where it gives cuDNN's bits"),
+    ("torch_wanops.decoder", "CHUNKED_CONVS", "CUDA bf16/fp16/TF32 fp32, with channels_last_convs: conv3d_chunked where it gives cuDNN's bits"),
     ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", "CUDA, with channels_last_convs: weights copied by channels_last_copy"),
 )
 

@@ -552,7 +552,7 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # fp32 (session 17, TF32 as PyTorch allows by default): cuDNN runs the same convs with an sm90
 # TF32 kernel with a 256x32x32 tile, in the same chunk order with both operands rounded to TF32,
 # ties to even; the op so rounds, and gave its bits on every such probe (96 -> 96 at 480x832 and
-# 240x416, 192 -> 96), 4.04 against cuDNN's 5.55 ms at 96 -> 96 6x482x834. Only the 32-wide tile
+# 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Only the 32-wide tile
 # counts for fp32: its 128x128x32 kernels (384 channels) sum in the same order but run faster than
 # the op, and their `segment_k_on` variant (192 channels) in another order.
 CHUNKED_CONVS = True

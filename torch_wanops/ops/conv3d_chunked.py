@@ -27,7 +27,7 @@ _kernels = _backend.kernel_module("conv3d_chunked")
 CHUNK = 32
 # The dtypes its kernel takes; fp32 only as TF32 (takes_kernel), the arithmetic cuDNN's fp32 convs use then.
 KERNEL_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-# fp32 values keep this many significand bits in TF32.
+# The low significand bits of an fp32 value that TF32 drops (it keeps 10 of the 23).
 TF32_DROPPED_BITS = 13
 
 
