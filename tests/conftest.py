@@ -35,6 +35,23 @@ HAS_CUDA = torch.cuda.is_available()
 # The dtypes the Triton kernels take; parametrize with ids=str so `-k bfloat16` selects by dtype.
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
+# Every place of PyTorch's fp32_precision settings (torch >= 2.9), parents before children: setting one
+# sets those under it.
+FP32_PRECISION_PLACES = (("generic", "all"), ("cuda", "all"), ("cuda", "conv"), ("cuda", "rnn"), ("cuda", "matmul"),
+                         ("mkldnn", "all"), ("mkldnn", "conv"), ("mkldnn", "rnn"), ("mkldnn", "matmul"))
+
+
+@pytest.fixture
+def fp32_precision():
+    """A setter of PyTorch's fp32_precision settings, ``set(backend, op, "ieee" | "tf32" | "none")``; all restored after."""
+    if not hasattr(torch._C, "_get_fp32_precision_getter"):
+        pytest.skip("this torch has no fp32_precision settings")
+    saved = [torch._C._get_fp32_precision_getter(*place) for place in FP32_PRECISION_PLACES]
+    yield torch._C._set_fp32_precision_setter
+    for place, value in zip(FP32_PRECISION_PLACES, saved):
+        torch._C._set_fp32_precision_setter(*place, value)
+
+
 def cuda(test):
     """Mark a test as needing CUDA (``-m cuda`` selects them); skipped without a GPU."""
     return pytest.mark.cuda(pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")(test))

@@ -141,6 +141,30 @@ def test_fp32_nan_and_infinity_operands(device, impl, special_operand):
     assert torch.equal(out.nan_to_num(0.0, 1.0, -1.0), expected.nan_to_num(0.0, 1.0, -1.0))
 
 
+@pytest.mark.parametrize(
+    "settings,tf32",
+    [
+        # Convs and RNNs set apart: torch's legacy allow_tf32 getter raises then.
+        ([("cuda", "rnn", "tf32"), ("cuda", "conv", "ieee")], False),
+        ([("cuda", "rnn", "ieee"), ("cuda", "conv", "tf32")], True),
+        ([("legacy", False)], False),  # convs at "none", inherited from above: no TF32
+        ([("legacy", True)], True),
+    ],
+    ids=["conv-ieee", "conv-tf32", "allow_tf32-False", "allow_tf32-True"],
+)
+def test_fp32_takes_the_kernel_only_where_cudnn_may_use_tf32(settings, tf32, fp32_precision):
+    """fp32 runs the TF32 kernel exactly when ATen's convs may use TF32, set through either API."""
+    for setting in settings:
+        if setting[0] == "legacy":
+            torch.backends.cudnn.allow_tf32 = setting[1]
+        else:
+            fp32_precision(*setting)
+    assert _backend.cudnn_convs_may_use_tf32() is tf32
+    x = torch.ones(1, 32, 3, 3, 3)
+    assert takes_kernel(x) == (tf32 and takes_kernel(x.to(torch.bfloat16)))
+    assert torch.equal(conv3d_chunked(x, torch.ones(2, 32, 3, 3, 3)), torch.full((1, 2, 1, 1, 1), 864.0))
+
+
 @impl_params()
 @pytest.mark.parametrize("dtype,channels,allow_tf32", [(torch.float32, 32, False), (torch.float64, 32, True),
                                                        (torch.bfloat16, 48, True)], ids=str)

@@ -542,6 +542,21 @@ def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
         assert all(must_pass.values()), {key: ok for key, ok in must_pass.items() if not ok}
 
 
+def test_conv_verdicts_read_the_tf32_setting_of_either_api(monkeypatch, fp32_precision):
+    """Convs set apart from RNNs through fp32_precision (where torch's legacy allow_tf32 getter raises):
+    the decode runs, and its verdicts are keyed by the conv setting."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    stock, omni = pair("wan2.1-tiny")
+    z = latents("wan2.1-tiny", torch.float32, "cpu", frames=2, **SMALL)
+    for conv_precision, tf32 in (("ieee", False), ("tf32", True)):
+        fp32_precision("cuda", "rnn", "tf32")
+        fp32_precision("cuda", "conv", conv_precision)
+        assert_same_decode(stock, omni, z)
+        verdicts = decoder_module._channels_last_conv_verdicts
+        assert verdicts and {key.cudnn_allow_tf32 for key in verdicts} >= {tf32}
+
+
 @cuda
 def test_channels_last_conv_check_requires_the_same_kernels(monkeypatch):
     """A geometry whose conv runs other cuDNN kernels channels-last is refused, even where values agree.

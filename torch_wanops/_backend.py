@@ -216,6 +216,23 @@ def channels_last_copy_tile(channels: int, positions: int, element_size: int) ->
     return block_c, block_s, 4
 
 
+def cudnn_convs_may_use_tf32() -> bool:
+    """Whether cuDNN may run fp32 convolutions in TF32 now: what ATen's convs read.
+
+    From the fp32_precision settings where this torch has them (a "none" inherits from the
+    setting above it; the legacy ``torch.backends.cudnn.allow_tf32`` maps onto them, and reading
+    it raises once convs and RNNs are set apart), else from ``allow_tf32``.
+    """
+    precision_of = getattr(torch._C, "_get_fp32_precision_getter", None)
+    if precision_of is None:
+        return torch.backends.cudnn.allow_tf32
+    for backend, op in (("cuda", "conv"), ("cuda", "all"), ("generic", "all")):
+        precision = precision_of(backend, op)
+        if precision != "none":
+            return precision == "tf32"
+    return False
+
+
 def conv_tile(out_channels: int, dtype: torch.dtype) -> tuple[int, int, int, int, int]:
     """(BLOCK_M, BLOCK_N1, BLOCK_N2, num_warps, num_stages) for conv3d_chunked's implicit GEMM.
 

@@ -43,6 +43,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanUpsample,
 )
 
+from torch_wanops import _backend
 from torch_wanops.ops import (
     bias_add_contiguous,
     cat_pad_5d,
@@ -386,7 +387,8 @@ def _channels_last_conv(
         return lever_output(conv_without_bias(padded))
     cudnn = torch.backends.cudnn
     key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
-                       conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32)
+                       conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic,
+                       _backend.cudnn_convs_may_use_tf32())
     epilogue = functools.partial(bias_epilogue, fused=False)
     verdict = _verdict(
         _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,

@@ -2,9 +2,9 @@
 
 Spec (the reference below): ``F.conv3d(x, weight)`` returned channels_last_3d. The
 Triton kernel (input channels a multiple of 32; bf16, fp16, and fp32 where cuDNN may use
-TF32, ``torch.backends.cudnn.allow_tf32``, the default) adds the products in 32-channel
-chunks, the kernel taps inside each chunk, on the tensor cores into fp32, and rounds
-once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile, so where
+TF32: ``torch.backends.cudnn.allow_tf32`` or ``torch.backends.cudnn.conv.fp32_precision``,
+TF32 by default) adds the products in 32-channel chunks, the kernel taps inside each
+chunk, on the tensor cores into fp32, and rounds once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile, so where
 cuDNN runs such a kernel for a geometry the two give the same bits (the decoder checks
 that per geometry before it uses this op; ``decoder.CHUNKED_CONVS``). fp32 is TF32
 arithmetic as cuDNN's is: both operands rounded to the nearest TF32 value, ties to even,
@@ -67,7 +67,7 @@ def takes_kernel(x: torch.Tensor) -> bool:
     whole 32-channel chunks, Triton for x's device."""
     return (
         x.dtype in KERNEL_DTYPES
-        and (x.dtype != torch.float32 or torch.backends.cudnn.allow_tf32)
+        and (x.dtype != torch.float32 or _backend.cudnn_convs_may_use_tf32())
         and x.shape[1] % CHUNK == 0
         and _backend.uses_kernel(x, _kernels)
     )
