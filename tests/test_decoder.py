@@ -542,6 +542,28 @@ def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
         assert all(must_pass.values()), {key: ok for key, ok in must_pass.items() if not ok}
 
 
+def test_conv_verdicts_are_kept_per_cudnn_setting(monkeypatch):
+    """cuDNN off, deterministic algorithms (either switch) and benchmark mode each get verdicts of their own."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    stock, omni = pair("wan2.1-tiny")
+    z = latents("wan2.1-tiny", torch.float32, "cpu", frames=1, **SMALL)
+    for enabled, cudnn_deterministic, algorithms, benchmark in ((True, False, False, False), (False, False, False, False),
+                                                               (True, True, False, False), (True, False, True, False),
+                                                               (True, False, False, True)):
+        monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+        monkeypatch.setattr(torch.backends.cudnn, "enabled", enabled)
+        monkeypatch.setattr(torch.backends.cudnn, "deterministic", cudnn_deterministic)
+        monkeypatch.setattr(torch.backends.cudnn, "benchmark", benchmark)
+        torch.use_deterministic_algorithms(algorithms)
+        try:
+            assert_same_decode(stock, omni, z)
+        finally:
+            torch.use_deterministic_algorithms(False)
+        seen = {(key.cudnn_enabled, key.cudnn_deterministic, key.cudnn_benchmark)
+                for key in decoder_module._channels_last_conv_verdicts}
+        assert seen == {(enabled, cudnn_deterministic or algorithms, benchmark)}
+
+
 def test_conv_verdicts_read_the_tf32_setting_of_either_api(monkeypatch, fp32_precision):
     """Convs set apart from RNNs through fp32_precision (where torch's legacy allow_tf32 getter raises):
     the decode runs, and its verdicts are keyed by the conv setting."""

@@ -291,7 +291,11 @@ def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
 
 
 class ConvGeometry(NamedTuple):
-    """What cuDNN picks its kernels by (not the values): one conv-layout verdict per geometry."""
+    """What cuDNN picks its kernels by (not the values), and the settings ATen hands it: one verdict per geometry.
+
+    ``cudnn_deterministic`` is what ATen's convs read: ``torch.backends.cudnn.deterministic`` or
+    ``torch.use_deterministic_algorithms``; ``cudnn_enabled`` off sends convs to ATen's own kernels.
+    """
 
     input_shape: tuple[int, ...]
     weight_shape: tuple[int, ...]
@@ -304,6 +308,7 @@ class ConvGeometry(NamedTuple):
     cudnn_benchmark: bool
     cudnn_deterministic: bool
     cudnn_allow_tf32: bool
+    cudnn_enabled: bool
 
 
 # Whether the conv-layout lever gives stock's bits, per conv geometry: checked on first use,
@@ -387,8 +392,9 @@ def _channels_last_conv(
         return lever_output(conv_without_bias(padded))
     cudnn = torch.backends.cudnn
     key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
-                       conv.groups, padded.dtype, padded.device, cudnn.benchmark, cudnn.deterministic,
-                       _backend.cudnn_convs_may_use_tf32())
+                       conv.groups, padded.dtype, padded.device, cudnn.benchmark,
+                       cudnn.deterministic or torch.are_deterministic_algorithms_enabled(),
+                       _backend.cudnn_convs_may_use_tf32(), cudnn.enabled)
     epilogue = functools.partial(bias_epilogue, fused=False)
     verdict = _verdict(
         _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,
