@@ -149,14 +149,17 @@ def test_fp32_nan_and_infinity_operands(device, impl, special_operand):
         ([("cuda", "rnn", "ieee"), ("cuda", "conv", "tf32")], True),
         ([("legacy", False)], False),  # convs at "none", inherited from above: no TF32
         ([("legacy", True)], True),
+        ([("legacy", True), ("enabled", False)], False),  # no cuDNN: ATen's own conv kernels
     ],
-    ids=["conv-ieee", "conv-tf32", "allow_tf32-False", "allow_tf32-True"],
+    ids=["conv-ieee", "conv-tf32", "allow_tf32-False", "allow_tf32-True", "cudnn-off"],
 )
-def test_fp32_takes_the_kernel_only_where_cudnn_may_use_tf32(settings, tf32, fp32_precision):
+def test_fp32_takes_the_kernel_only_where_cudnn_may_use_tf32(settings, tf32, fp32_precision, monkeypatch):
     """fp32 runs the TF32 kernel exactly when ATen's convs may use TF32, set through either API."""
     for setting in settings:
         if setting[0] == "legacy":
             torch.backends.cudnn.allow_tf32 = setting[1]
+        elif setting[0] == "enabled":
+            monkeypatch.setattr(torch.backends.cudnn, "enabled", setting[1])
         else:
             fp32_precision(*setting)
     assert _backend.cudnn_convs_may_use_tf32() is tf32

@@ -217,12 +217,14 @@ def channels_last_copy_tile(channels: int, positions: int, element_size: int) ->
 
 
 def cudnn_convs_may_use_tf32() -> bool:
-    """Whether cuDNN may run fp32 convolutions in TF32 now: what ATen's convs read.
+    """Whether cuDNN may run fp32 convolutions in TF32 now: what ATen's convs read (never with cuDNN off).
 
     From the fp32_precision settings where this torch has them (a "none" inherits from the
     setting above it; the legacy ``torch.backends.cudnn.allow_tf32`` maps onto them, and reading
     it raises once convs and RNNs are set apart), else from ``allow_tf32``.
     """
+    if not torch.backends.cudnn.enabled:
+        return False
     precision_of = getattr(torch._C, "_get_fp32_precision_getter", None)
     if precision_of is None:
         return torch.backends.cudnn.allow_tf32

@@ -1,8 +1,8 @@
 """``wanops::conv3d_chunked``: a stride-1, unpadded, bias-free Conv3d summed in cuDNN's channel-chunk order.
 
 Spec (the reference below): ``F.conv3d(x, weight)`` returned channels_last_3d. The
-Triton kernel (input channels a multiple of 32; bf16, fp16, and fp32 where cuDNN may use
-TF32: ``torch.backends.cudnn.allow_tf32`` or ``torch.backends.cudnn.conv.fp32_precision``,
+Triton kernel (input channels a multiple of 32; bf16, fp16, and fp32 where cuDNN is enabled
+and may use TF32: ``torch.backends.cudnn.allow_tf32`` or ``torch.backends.cudnn.conv.fp32_precision``,
 TF32 by default) adds the products in 32-channel chunks, the kernel taps inside each
 chunk, on the tensor cores into fp32, and rounds once: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile, so where
 cuDNN runs such a kernel for a geometry the two give the same bits (the decoder checks
