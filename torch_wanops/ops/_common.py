@@ -20,15 +20,18 @@ def require(condition: object, error: type[Exception], message: Callable[[], str
         raise error(message())
 
 
-def require_tensor(value: object, name: str, ndim: int = 5, optional: bool = False) -> None:
+def require_tensor(value: object, name: str, ndim: int | tuple[int, ...] = 5, optional: bool = False) -> None:
+    """Raise naming ``name`` unless ``value`` is a tensor of ``ndim`` dimensions (one of them, for a tuple)."""
     if value is None and optional:
         return
     if not isinstance(value, torch.Tensor):
         kind = "a torch.Tensor or None" if optional else "a torch.Tensor"
         raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
-    if value.dim() != ndim:
-        layout = " (B, C, T, H, W)" if ndim == 5 else ""
-        raise ValueError(f"{name} must be a {ndim}-D{layout} tensor, got shape {tuple(value.shape)}")
+    allowed = ndim if isinstance(ndim, tuple) else (ndim,)
+    if value.dim() not in allowed:
+        layout = " (B, C, T, H, W)" if allowed == (5,) else ""
+        dims = " or ".join(f"{n}-D" for n in allowed)
+        raise ValueError(f"{name} must be a {dims}{layout} tensor, got shape {tuple(value.shape)}")
 
 
 def require_int(value: object, name: str) -> None:

@@ -16,16 +16,14 @@ from __future__ import annotations
 import torch
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import channels_last_format, require
+from torch_wanops.ops._common import channels_last_format, require_tensor
 
 _kernels = _backend.kernel_module("channels_last_copy")
 
 
 def check_channels_last_copy_args(x: object) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    require(x.dim() in (4, 5), ValueError, lambda: f"x must be a 4-D or 5-D tensor, got shape {tuple(x.shape)}")
+    require_tensor(x, "x", ndim=(4, 5))
 
 
 def _empty_output(x: torch.Tensor) -> torch.Tensor:
