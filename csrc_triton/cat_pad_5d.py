@@ -13,6 +13,9 @@ way in: ``F.normalize(x, dim=1)`` from a precomputed fp32 channel norm, then
 ATen's separate kernels round them (the launcher disables fp contraction). With
 HAS_BIAS x is a conv's raw output and gets the conv's bias added first, rounded as
 stock's ``add_`` rounds it. Cached frames are already normalized and are copied as they are.
+With TF32_OUT (fp32) every value written to the conv input, cached frames included, is rounded to
+the nearest TF32 value, ties to even, as cuDNN's TF32 convs round their operands; the next chunk's
+cache keeps the values unrounded, as stock's does.
 
 With UPSAMPLE > 1 x is read nearest-upsampled by that factor in height and width
 (``height``/``width`` are then the upsampled sizes): ``upsample_nearest_2x`` builds a
@@ -23,7 +26,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from .rounding import round_to
+from .rounding import round_to, round_to_tf32_grid
 
 
 @triton.jit
@@ -84,6 +87,7 @@ def cat_pad_5d_kernel(
     SILU: tl.constexpr,
     SILU_TABLE: tl.constexpr,
     HAS_BIAS: tl.constexpr,
+    TF32_OUT: tl.constexpr,
     LIBDEVICE_EXP: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -150,7 +154,10 @@ def cat_pad_5d_kernel(
         values = tl.where(from_cache, cached, values)
 
     out_offset = b * out_sb + ot * out_st + oh * out_sh + c * out_sc + ow * out_sw
-    tl.store(out_ptr + out_offset, values, mask=active)
+    if TF32_OUT:
+        tl.store(out_ptr + out_offset, round_to_tf32_grid(values), mask=active)
+    else:
+        tl.store(out_ptr + out_offset, values, mask=active)
 
     if HAS_KEEP:
         # The next chunk's cache: the last keep_frames frames without the spatial border.

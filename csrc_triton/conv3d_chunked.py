@@ -7,8 +7,10 @@ taps (frame, row, column offsets), one ``tl.dot`` of 32 channels per step into a
 accumulator: the order of cuDNN's implicit-GEMM kernels with a 32-channel K tile
 (``...nhwckrsc_nhwc_tilesize*x*x32...``), which the H200 measurements showed bit for bit
 (``benchmarks/probe_conv_order.py``; gpu-logs/session15). The result is rounded once to the output dtype.
-fp32 x is TF32 arithmetic, as cuDNN's TF32 kernels do it: each x operand rounded to the nearest
-TF32 value (ties to even) as it is loaded; the launcher hands the weight in rounded already.
+fp32 x is TF32 arithmetic, as cuDNN's TF32 kernels do it: with ROUND_X each x operand rounded to
+the nearest TF32 value (ties to even) as it is loaded; without, x goes to the tensor cores as loaded,
+which read fp32 as TF32 by dropping the low 13 significand bits (emulated under the interpreter,
+whose dot reads them all). The launcher hands the weight in rounded already.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
@@ -17,7 +19,7 @@ upcasts the operands first, which changes no product.
 import triton
 import triton.language as tl
 
-from .rounding import round_to_tf32_grid
+from .rounding import round_to_tf32_grid, truncate_to_tf32_grid
 
 
 @triton.jit
@@ -37,6 +39,7 @@ def conv3d_chunked_kernel(
     KH: tl.constexpr,
     KW: tl.constexpr,
     CHUNK: tl.constexpr,
+    ROUND_X: tl.constexpr,
     DOT_IN_FP32: tl.constexpr,
     INDEX64: tl.constexpr,
     BLOCK_M: tl.constexpr,
@@ -78,8 +81,11 @@ def conv3d_chunked_kernel(
         w_tap = c[:, None] * w_sc + dt * w_st + dh * w_sh + dw * w_sw
         b1 = tl.load(w_ptr + w_tap + n1[None, :] * w_sn, mask=(n1 < out_channels)[None, :], other=0.0)
         if x_ptr.dtype.element_ty == tl.float32:
-            # Rounded in registers: x is the large operand, read once per tap, and has no rounded copy.
-            a = round_to_tf32_grid(a)
+            if ROUND_X:
+                # Rounded in registers: x is the large operand, read once per tap, and has no rounded copy.
+                a = round_to_tf32_grid(a)
+            elif DOT_IN_FP32:
+                a = truncate_to_tf32_grid(a)
         if DOT_IN_FP32:
             a = a.to(tl.float32)
             b1 = b1.to(tl.float32)

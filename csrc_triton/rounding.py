@@ -44,6 +44,12 @@ def round_to_tf32_grid(value):
 
 
 @triton.jit
+def truncate_to_tf32_grid(value):
+    """fp32 with the 13 low significand bits TF32 drops cleared: how the tensor cores read fp32 operands."""
+    return (value.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def round_to(value, dtype: tl.constexpr):
     """``value`` (fp32) rounded to nearest-even onto ``dtype``'s grid, still in fp32.
 

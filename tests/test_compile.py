@@ -237,7 +237,7 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
                         lambda x, bias, residual: calls.append(residual is not None) or check(x, bias, residual))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
-                        lambda x, *args: frame_major.append(is_frame_major(x)) or biased.append(args[-1] is not None)
+                        lambda x, *args: frame_major.append(is_frame_major(x)) or biased.append(args[7] is not None)
                         or check_norm(x, *args))
     check_upsample = upsample_module.check_upsample_nearest_2x_args
     monkeypatch.setattr(upsample_module, "check_upsample_nearest_2x_args",

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from torch_wanops import _backend
 from torch_wanops import decoder as decoder_module
 from torch_wanops.ops import conv3d_chunked
+from torch_wanops.ops._common import rounded_to_tf32, truncated_to_tf32
 from torch_wanops.ops.conv3d_chunked import takes_kernel
 
 CL = torch.channels_last_3d
@@ -168,6 +169,67 @@ def test_fp32_takes_the_kernel_only_where_cudnn_may_use_tf32(settings, tf32, fp3
     assert torch.equal(conv3d_chunked(x, torch.ones(2, 32, 3, 3, 3)), torch.full((1, 2, 1, 1, 1), 864.0))
 
 
+def test_tf32_rounding_and_truncation_helpers_match_float64_arithmetic():
+    """rounded_to_tf32 and truncated_to_tf32 against frexp arithmetic, over every exponent and ties both ways."""
+    generator = torch.Generator().manual_seed(6)
+    values = torch.cat([
+        torch.randn(4096, generator=generator) * torch.exp2(torch.randint(-126, 127, (4096,), generator=generator)),
+        tie_values((512,), "cpu", 7),
+        torch.tensor([0.0, -0.0, 2.0**-149, -(2.0**-130)]),  # zeros and subnormals
+    ]).float()
+    # TF32's grid step: 2**-10 of the value's binade, and subnormals' fixed step 2**-136 below 2**-126.
+    _, exponent = torch.frexp(values.double())
+    step = torch.exp2(exponent.clamp_min(-125).double() - 11)
+    rounded = (torch.round(values.double() / step) * step).float()
+    truncated = (torch.trunc(values.double() / step) * step).float()
+    assert torch.equal(rounded_to_tf32(values), rounded)
+    assert torch.equal(truncated_to_tf32(values), truncated)
+    assert not torch.equal(truncated, rounded)  # the two differ on these values
+    special = torch.tensor(SPECIAL_FP32_BITS, dtype=torch.int64).to(torch.int32).view(torch.float32)
+    assert rounded_to_tf32(special).isnan().tolist() == special.isnan().tolist()
+    # A NaN whose payload lies only in the dropped bits reads as infinity.
+    assert truncated_to_tf32(special).isinf().tolist() == [False, True, False, True, True]
+
+
+@impl_params()
+@pytest.mark.parametrize("layout", ["channels_last", "permuted"])
+def test_truncate_x_reads_fp32_x_as_tf32_by_truncation(device, impl, layout):
+    """truncate_x: fp32 x with its dropped bits cleared, then the conv; for x on the TF32 grid the same
+    bits as the rounding kernel (the decoder's TF32-grid inputs), and on no other dtype any change."""
+    shape, weight_shape = (2, 64, 3, 5, 7), (40, 64, 3, 3, 3)
+    x = make_layout(random_spread(shape, torch.float32, 8, device=device), layout)
+    weight = random_spread(weight_shape, torch.float32, 9, device=device)
+    truncated = run_impl(impl, conv3d_chunked, x, weight, truncate_x=True)
+    assert torch.equal(truncated, run_impl(impl, conv3d_chunked, truncated_to_tf32(x), weight))
+    assert not torch.equal(truncated, run_impl(impl, conv3d_chunked, x, weight))
+    if impl == "triton":  # TF32 arithmetic: x already rounded reads the same either way
+        on_grid = rounded_to_tf32(x)
+        assert torch.equal(run_impl(impl, conv3d_chunked, on_grid, weight, truncate_x=True),
+                           run_impl(impl, conv3d_chunked, x, weight))
+    half = integer_tensor(shape, torch.float16, device, 10).contiguous(memory_format=CL)
+    half_weight = integer_tensor(weight_shape, torch.float16, device, 11)
+    assert torch.equal(run_impl(impl, conv3d_chunked, half, half_weight, truncate_x=True),
+                       run_impl(impl, conv3d_chunked, half, half_weight))
+
+
+@impl_params()
+@pytest.mark.filterwarnings("ignore:invalid value encountered in matmul:RuntimeWarning")  # the interpreter's numpy
+def test_truncate_x_reads_nan_and_infinity_as_truncation_does(device, impl):
+    """Special x values under truncate_x: as truncated_to_tf32 reads them (a low-payload NaN as infinity)."""
+    shape, weight_shape = (1, 32, 3, 4, 9), (20, 32, 3, 3, 3)
+    x = integer_tensor(shape, torch.float32, device, 12, low=1).contiguous(memory_format=CL)
+    weight = integer_tensor(weight_shape, torch.float32, device, 13, low=1)
+    special = torch.tensor(SPECIAL_FP32_BITS, dtype=torch.int64).to(torch.int32).view(torch.float32).to(device)
+    x[0, 2, 1, (0, 3, 0, 3, 0), (8, 8, 4, 0, 0)] = special
+    out = run_impl(impl, conv3d_chunked, x, weight, truncate_x=True)
+    expected = F.conv3d(truncated_to_tf32(x).double(), weight.double()).float()
+    assert expected.isnan().any() and expected.isinf().any()
+    assert torch.equal(out.isnan(), expected.isnan())
+    finite = ~expected.isnan()
+    assert torch.equal(out[finite].isinf(), expected[finite].isinf())
+    assert torch.equal(out[expected.isinf()], expected[expected.isinf()])
+
+
 @impl_params()
 @pytest.mark.parametrize("dtype,channels,allow_tf32", [(torch.float32, 32, False), (torch.float64, 32, True),
                                                        (torch.bfloat16, 48, True)], ids=str)
@@ -186,6 +248,7 @@ def test_other_dtypes_and_channel_counts_take_the_reference(device, impl, dtype,
     "x,weight,error,match",
     [
         ("x", torch.ones(1, 32, 3, 3, 3), TypeError, "x must be a torch.Tensor"),
+        (torch.ones(1, 32, 3, 3, 3), torch.ones(1, 32, 3, 3, 3), TypeError, "truncate_x must be a bool"),
         (torch.ones(1, 32, 3, 3), torch.ones(1, 32, 3, 3, 3), ValueError, "x must be a 5-D"),
         (torch.ones(1, 32, 3, 3, 3), torch.ones(1, 32, 3, 3), ValueError, "weight must be a 5-D"),
         (torch.ones(1, 32, 3, 3, 3), torch.ones(1, 32, 3, 3, 3, dtype=torch.float16), TypeError, "weight must have the dtype"),
@@ -195,9 +258,10 @@ def test_other_dtypes_and_channel_counts_take_the_reference(device, impl, dtype,
     ],
 )
 def test_invalid_arguments_are_named(x, weight, error, match):
+    truncate_x = 1 if "truncate_x" in match else False
     with pytest.raises(error, match=match):
-        conv3d_chunked(x, weight)
-    if isinstance(x, torch.Tensor):  # the op itself checks too (a call that skips the wrapper)
+        conv3d_chunked(x, weight, truncate_x)
+    if isinstance(x, torch.Tensor) and truncate_x is False:  # the op itself checks too (a call that skips the wrapper)
         with pytest.raises(error, match=match):
             torch.ops.wanops.conv3d_chunked(x, weight)
 
@@ -211,6 +275,7 @@ def test_opcheck(requires_grad):
             x = make_layout(integer_tensor((2, 32, 3, 4, 5), dtype, device, 0), layout).requires_grad_(requires_grad)
             weight = integer_tensor((7, 32, 3, 2, 3), dtype, device, 1).requires_grad_(requires_grad)
             torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight))
+            torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight, True))
 
 
 def test_compiles_without_graph_breaks():
@@ -222,11 +287,11 @@ def test_compiles_without_graph_breaks():
     assert torch.equal(out, eager) and out.stride() == eager.stride()
 
 
-def random_spread(shape, dtype, seed, spread=8):
+def random_spread(shape, dtype, seed, spread=8, device="cuda"):
     """Normal values times 2**k, k uniform in [-spread, spread]: sums whose rounding shows any change of order."""
     generator = torch.Generator().manual_seed(seed)
     values = torch.randn(shape, generator=generator) * torch.exp2(torch.randint(-spread, spread + 1, shape, generator=generator))
-    return values.to(device="cuda", dtype=dtype)
+    return values.to(device=device, dtype=dtype)
 
 
 @cuda
@@ -266,3 +331,24 @@ def test_wan21_convs_run_in_chunk_order_on_cuda(dtype):
     with torch.no_grad():
         _, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
     assert decoder_module._sums_in_chunk_order(kernels), sorted(kernels)
+
+
+@cuda
+@pytest.mark.parametrize(
+    "x_shape,out_channels",
+    [((1, 96, 6, 482, 834), 96), ((1, 192, 6, 242, 418), 96), ((1, 384, 4, 122, 210), 384),
+     ((1, 384, 6, 122, 210), 384)],
+    ids=["96ch-480x832", "192-to-96ch-240x416", "384ch-first-chunk-120x208", "384ch-120x208"],
+)
+def test_tf32_grid_inputs_give_cudnns_bits_on_cuda(x_shape, out_channels):
+    """fp32 x rounded to the TF32 grid and read with truncate_x: cuDNN's bits of the unrounded x, wherever
+    cuDNN runs a TF32 kernel of the chunk order (its 128x128x32 kernels of the 384-channel convs included)."""
+    skip_unless_free_gpu_memory(4)
+    x = random_spread(x_shape, torch.float32, 4).contiguous(memory_format=CL)
+    weight = random_spread((out_channels, x_shape[1], 3, 3, 3), torch.float32, 5) * 0.05
+    with torch.no_grad():
+        stock, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
+        out = conv3d_chunked(rounded_to_tf32(x), weight, truncate_x=True)
+    if not decoder_module._sums_in_chunk_order(kernels):
+        pytest.skip(f"cuDNN runs {sorted(kernels)} here, not a kernel of the chunk-order families")
+    assert torch.equal(out, stock)

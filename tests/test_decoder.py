@@ -20,6 +20,7 @@ import torch_wanops
 from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import build_vae, latent_channels, latent_shape
 from torch_wanops.ops._common import is_frame_major as common_is_frame_major
+from torch_wanops.ops._common import rounded_to_tf32, truncated_to_tf32
 
 ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
 # Decoder tests run through the Triton kernels where this machine can (interpreter on
@@ -706,7 +707,7 @@ def test_raw_conv_outputs_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
     norm_op, bias_op, calls = decoder_module.rms_norm_cat_pad_5d, decoder_module.bias_add_contiguous, []
     monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
-                        lambda *args: calls.append("biased norm" if args[-1] is not None else "norm") or norm_op(*args))
+                        lambda *args: calls.append("biased norm" if args[8] is not None else "norm") or norm_op(*args))
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
                         lambda *args: calls.append("bias epilogue") or bias_op(*args))
     _, omni = pair(arch, torch.bfloat16)
@@ -871,10 +872,15 @@ def test_chunked_convs_on_cuda(dtype, monkeypatch):
     at least the 96 -> 96 convs must pass the check, or CHUNKED_CONVS silently stopped paying."""
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
+    conv3d_chunked, truncating = decoder_module.conv3d_chunked, []
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: truncating.append(
+        truncate_x) or conv3d_chunked(x, weight, truncate_x))
     stock, omni = pair("wan2.1", dtype, "cuda")
     assert_same_decode(stock, omni, real_or_tiny_latents("wan2.1", dtype))
     chunked = decoder_module.chunked_conv_geometries()
     assert any(key.weight_shape[:2] == (96, 96) for key in chunked), decoder_module._chunked_conv_verdicts
+    # fp32: after a geometry's first call its inputs come on the TF32 grid (TF32_GRID_CONV_INPUTS).
+    assert any(truncating) == (dtype == torch.float32) and not all(truncating)
 
 
 # The cuDNN kernels the H200 ran for Wan2.1's 96-channel convs (cuDNN 9.19), and others it ran.
@@ -901,7 +907,8 @@ TF32_CHUNKED_KERNEL = ("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrs
         ({BF16_CHUNKED_KERNEL.replace("segment_k_off", "x").replace("_g1_", "_g2_"): 1}, False),  # grouped
         ({FP16_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),  # K split in segments
         ({TF32_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, True),
-        ({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1}, False),  # same order, faster than the op
+        # The same order, faster than the op unless x is on the TF32 grid already.
+        ({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1}, decoder_module._ON_TF32_GRID_ONLY),
         ({TF32_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),
         ({}, False),  # no kernel seen (no CUPTI)
     ],
@@ -924,12 +931,40 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
     assert seen["stock"].is_contiguous() and seen["chunked"].stride() == padded.stride()
     assert torch.equal(seen["stock"], seen["chunked"]) and seen["stock"].unique().numel() > 50
     assert check(padded, stock_layout, lambda x: x, lambda x: x + 1, lambda out: out) is False
+    # A family taken for TF32-grid inputs only: where the op reading them (truncate_x) ran faster than stock's conv.
+    stock_kernels = collections.Counter({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1})
+    timed = []
+
+    def chunked(x, truncate_x=False):
+        return seen.setdefault("chunked", x.clone()) if not truncate_x else x
+
+    for faster in (True, False):
+        monkeypatch.setattr(decoder_module, "_runs_faster", lambda candidate, incumbent, x, f=faster: timed.append(
+            (candidate(x) is x, incumbent(x) is x, x.stride() == padded.stride())) or f)
+        verdict = check(padded, stock_layout, lambda x: x, chunked, lambda out: out)
+        assert verdict is (decoder_module._ON_TF32_GRID_ONLY if faster else False)
+    assert timed == [(True, True, True)] * 2
+    assert check(padded, stock_layout, lambda x: x, lambda x: x + 1, lambda out: out) is False
+    assert len(timed) == 2  # not timed where the bits differ
     seen.clear()
     stock_kernels = collections.Counter({WIDE_K_KERNEL: 1})
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is False
     assert "chunked" not in seen
     monkeypatch.setattr(decoder_module, "_conv_kernels", lambda conv, x: None)  # the profiler would not start
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is None
+
+
+@cuda
+def test_runs_faster_compares_gpu_times():
+    x = torch.randn(2048, 2048, device="cuda")
+
+    def slow(a):
+        for _ in range(8):
+            a = a @ x
+        return a
+
+    assert decoder_module._runs_faster(torch.neg, slow, x)
+    assert not decoder_module._runs_faster(slow, torch.neg, x)
 
 
 def test_chunked_convs_only_for_plain_convs_with_enough_output_positions(monkeypatch):
@@ -965,8 +1000,8 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
     monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits",
                         lambda padded, *args: checks.append(tuple(padded.shape)) or len(checks) > 1)
     conv3d_chunked = decoder_module.conv3d_chunked
-    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight: chunked_calls.append(
-        (tuple(x.shape), tuple(weight.shape))) or conv3d_chunked(x, weight))
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: chunked_calls.append(
+        (tuple(x.shape), tuple(weight.shape))) or conv3d_chunked(x, weight, truncate_x))
     _, omni = pair("wan2.1-tiny", torch.bfloat16)
     z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2)
     with torch.no_grad(), torch_wanops.reference_kernels():
@@ -985,6 +1020,78 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
     assert set(decoder_module.chunked_conv_geometries()) == {
         key for key, ok in decoder_module._chunked_conv_verdicts.items() if ok
     }
+
+
+def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
+    """TF32_GRID_CONV_INPUTS: an fp32 conv input is written on the TF32 grid only where its geometry's verdicts
+    already took conv3d_chunked (for any input, or for such inputs only), which then reads it with truncate_x;
+    the decode keeps the bits of the decode without; the caches keep unrounded values.
+
+    On CPU the lever and the chunk-order verdicts are forced, and the arithmetic they vouch for too: a
+    geometry with a chunked verdict convolves as cuDNN's TF32 kernels do (operands rounded to TF32, here
+    summed in float64), in conv3d_chunked and in the lever's conv alike; any other in plain fp32, so a
+    rounded value reaching it (a rounded cache, say) changes the decode."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_takes_chunked_conv",
+                        lambda conv, padded: padded.dim() == 5 and padded.shape[1] % 32 == 0)
+    tf32_geometries, checks, norm_calls, chunked_calls = set(), [], [], []
+
+    def check(padded, stock_layout, conv_without_bias, chunked_conv, epilogue):
+        checks.append(padded.shape)
+        # In order of first use: a first chunk's geometry takes the chunked conv, a later chunk's of the
+        # same convs not (it reads caches the first wrote).
+        verdict = (decoder_module._ON_TF32_GRID_ONLY, True, False)[(len(checks) - 1) % 3]
+        if verdict:
+            tf32_geometries.add((tuple(padded.shape), tuple(chunked_conv.args[0].weight.shape)))
+        return verdict
+
+    def tf32_conv(x, weight, truncate_x=False):
+        x = truncated_to_tf32(x) if truncate_x else rounded_to_tf32(x)
+        out = torch.nn.functional.conv3d(x.double(), rounded_to_tf32(weight).double()).float()
+        return out.contiguous(memory_format=torch.channels_last_3d)
+
+    conv_forward = torch.nn.Conv3d._conv_forward
+
+    def lever_conv_forward(self, x, weight, bias):
+        if (tuple(x.shape), tuple(weight.shape)) not in tf32_geometries:
+            return conv_forward(self, x, weight, bias)
+        out = tf32_conv(x, weight)
+        return out if bias is None else out + bias.view(1, -1, 1, 1, 1)
+
+    norm_op = decoder_module.rms_norm_cat_pad_5d
+
+    def recording_norm(x, *args):
+        out = norm_op(x, *args)
+        norm_calls.append((tuple(out[0].shape), args[-1]))
+        return out
+
+    monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits", check)
+    monkeypatch.setattr(torch.nn.Conv3d, "_conv_forward", lever_conv_forward)
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", recording_norm)
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: chunked_calls.append(
+        (tuple(x.shape), truncate_x)) or tf32_conv(x, weight, truncate_x))
+    _, omni = pair("wan2.1-tiny", torch.float32)
+    z = latents("wan2.1-tiny", torch.float32, "cpu", frames=3)
+    outputs, calls = [], []
+    with torch.no_grad():
+        omni.decode(z)  # the verdicts
+        for on in (True, False):
+            monkeypatch.setattr(decoder_module, "TF32_GRID_CONV_INPUTS", on)
+            norm_calls.clear()
+            chunked_calls.clear()
+            outputs.append(omni.decode(z).sample)
+            calls.append((list(norm_calls), list(chunked_calls)))
+    assert torch.equal(outputs[0], outputs[1])
+    verdicts = {key.input_shape: ok for key, ok in decoder_module._chunked_conv_verdicts.items()}
+    assert set(verdicts.values()) == {True, decoder_module._ON_TF32_GRID_ONLY, False}
+    (norms_on, chunked_on), (norms_off, chunked_off) = calls
+    assert any(rounded for _, rounded in norms_on) and not any(rounded for _, rounded in norms_off)
+    assert all(rounded == bool(verdicts.get(shape)) for shape, rounded in norms_on)
+    assert sorted(chunked_on) == sorted((shape, True) for shape, rounded in norms_on if rounded)
+    assert sorted(chunked_off) == sorted((shape, False) for shape, _ in norms_off if verdicts.get(shape) is True)
 
 
 @cuda

@@ -37,6 +37,7 @@ from test_cat_pad_5d import (
 
 from torch_wanops import _backend
 from torch_wanops.ops import rms_norm_cat_pad_5d
+from torch_wanops.ops._common import rounded_to_tf32
 from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
 from torch_wanops.ops.rms_norm_cat_pad_5d import (
     _channel_norm,
@@ -75,10 +76,14 @@ def assert_layout(tensor, memory_format):
         assert addressing_strides(tensor) == addressing_strides(expected)
 
 
-def check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=True):
+def check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=True,
+                  tf32_out=False):
     """Values of ``normalized`` padded; the op's layout rule, and with ``stock_layout`` (``normalized``
-    came from the stock modules) the stock layout for same-layout dense inputs."""
+    came from the stock modules) the stock layout for same-layout dense inputs. With ``tf32_out`` the
+    padded output (cached frames included) rounded to TF32 for fp32, the next cache not."""
     ref_out, ref_kept = expected_outputs(normalized, cache, padding, keep)
+    if tf32_out and ref_out.dtype == torch.float32:
+        ref_out = rounded_to_tf32(ref_out)
     assert out.shape == ref_out.shape and out.dtype == x.dtype and out.device == x.device
     inputs = [x] + ([] if cache is None else [cache])
     both_channels_last = all(t.shape[1] > 1 and t.stride(1) == 1 for t in inputs)
@@ -155,9 +160,10 @@ def stock_conv_output(raw, bias):
     return raw.contiguous() + bias.view(1, -1, 1, 1, 1)
 
 
-def check_kernel_against_emulation(case, by_table, with_bias=False):
+def check_kernel_against_emulation(case, by_table, with_bias=False, tf32_out=False):
     """Drive the kernel directly; SiLU computed, or (``by_table``) looked up in silu_table(); with
-    ``with_bias`` x is a raw conv output whose bias the kernel adds (norm from channel_norm_kernel)."""
+    ``with_bias`` x is a raw conv output whose bias the kernel adds (norm from channel_norm_kernel);
+    with ``tf32_out`` the padded output rounded to TF32 (fp32)."""
     cat_case, silu, channels_last, scale = case
     x, cache, padding, keep = build_case(cat_case, "cpu")
     x = x * 3
@@ -165,7 +171,7 @@ def check_kernel_against_emulation(case, by_table, with_bias=False):
     bias = random_tensor((x.shape[1],), x.dtype, "cpu", cat_case[-1] + 11) if with_bias else None
     norm = _channel_norm(x) if bias is None else launch_channel_norm(x, bias)
     table = silu_table("cpu", x.dtype) if by_table else None
-    prologue = NormPrologue(norm, gamma, scale, silu or by_table, table, bias)
+    prologue = NormPrologue(norm, gamma, scale, silu or by_table, table, bias, tf32_out)
     strides = _out_strides(x, cache, padding, channels_last)
     out, next_cache = launch_cat_pad_5d(x, cache, padding, keep, strides, prologue)
     biased = x if bias is None else stock_conv_output(x, bias)
@@ -173,7 +179,8 @@ def check_kernel_against_emulation(case, by_table, with_bias=False):
     if by_table:
         normalized = looked_up(table, normalized)
     # The emulation's own layout says nothing about stock's.
-    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
+    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False,
+                  tf32_out=tf32_out)
 
 
 needs_interpreter = pytest.mark.skipif(
@@ -213,6 +220,15 @@ def test_silu_table_kernel_under_interpreter(case):
 def test_bias_prologue_under_interpreter_matches_cuda_arithmetic(case):
     """A raw conv output: the kernel adds the bias (rounded to x's dtype) before the norm."""
     check_kernel_against_emulation(case, by_table=False, with_bias=True)
+
+
+@needs_interpreter
+@given(case=norm_cases(), with_bias=st.booleans())
+@example(case=((2, 5, 2, 2, 3, 1, 1, 2, 2, 2, torch.float32, "channels_last", "cropped", 1), True, True, 2.0),
+         with_bias=True)
+def test_tf32_out_under_interpreter_rounds_only_the_conv_input(case, with_bias):
+    """tf32_out: the padded output, cached frames too, rounded to TF32 (ties to even); the next cache as stock's."""
+    check_kernel_against_emulation(case, by_table=False, with_bias=with_bias, tf32_out=True)
 
 
 @st.composite
@@ -268,6 +284,29 @@ def test_bias_is_added_as_stock_conv_adds_it(device, impl, case, bias_seed):
             impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, silu, cache, padding, keep, channels_last, bias
         )
     check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=False)
+
+
+@op_impl_params
+@given(case=norm_cases(), with_bias=st.booleans())
+@example(case=((2, 3, 2, 2, 5, 1, 1, 2, 1, 2, torch.float32, "channels_last", "cropped", 3), True, True, 1.7),
+         with_bias=True)
+def test_tf32_out_rounds_only_the_conv_input(device, impl, case, with_bias):
+    """``tf32_out``: stock's padded output rounded to TF32 for fp32 (16-bit values are on that grid), the next cache stock's."""
+    cat_case, silu, channels_last, scale = case
+    x, cache, padding, keep = build_case(cat_case, device)
+    x = x * 3
+    bias = random_tensor((x.shape[1],), x.dtype, device, cat_case[-1] + 3) if with_bias else None
+    norm = stock_norm(x.shape[1], x.dtype, device, cat_case[-1] + 7)
+    norm.scale = scale
+    with torch.no_grad():
+        normalized = norm(x if bias is None else stock_conv_output(x, bias))
+        if silu:
+            normalized = nn.SiLU()(normalized)
+        out, next_cache = run_impl(
+            impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, silu, cache, padding, keep, channels_last, bias, True
+        )
+    check_outputs(out, next_cache, normalized, x, cache, padding, keep, channels_last, stock_layout=bias is None,
+                  tf32_out=True)
 
 
 def test_silu_table_holds_silu_of_every_bit_pattern():
@@ -367,6 +406,7 @@ def test_opcheck(requires_grad, layout):
         bias = torch.randn(3, device=device).requires_grad_(requires_grad)
         for args in (
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, None, True),
             (x, gamma, 3.0, False, None, [0, 0, 1, 1, 2, 0], 0, True),
             (x, gamma, 0.5, True, cache, [1, 1, 0, 0, 3, 0], 3, False),
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias),
@@ -413,10 +453,11 @@ def test_compile_fullgraph_matches_eager(dynamic):
 
 
 def _call(x, gamma, cache, **overrides):
-    args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False, bias=None)
+    args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False, bias=None,
+                tf32_out=False)
     args.update(overrides)
     return rms_norm_cat_pad_5d(x, gamma, args["scale"], args["silu"], cache, args["padding"],
-                               args["keep_cache_frames"], args["channels_last"], args["bias"])
+                               args["keep_cache_frames"], args["channels_last"], args["bias"], args["tf32_out"])
 
 
 INVALID = [
@@ -427,6 +468,7 @@ INVALID = [
     (lambda x, g, c: _call(x, g, c, scale="2"), TypeError, "scale must be a float"),
     (lambda x, g, c: _call(x, g, c, silu=1), TypeError, "silu must be a bool"),
     (lambda x, g, c: _call(x, g, c, channels_last=None), TypeError, "channels_last must be a bool"),
+    (lambda x, g, c: _call(x, g, c, tf32_out=1), TypeError, "tf32_out must be a bool"),
     (lambda x, g, c: _call(x[0], g, c), ValueError, "x must be a 5-D"),
     (lambda x, g, c: _call(x, g, c[:, :2]), ValueError, "cache must match x in channels"),
     (lambda x, g, c: _call(x, g, c, padding=(1, 0, 1, 1, 2, 0)), ValueError, "padding must be symmetric in width"),
@@ -465,6 +507,10 @@ def test_real_decoder_sizes_on_cuda(dtype, layout, channels_last, shape):
         out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, channels_last)
     assert bool(rms_module._silu_tables) == (dtype != torch.float32)  # 16-bit SiLU by table, the default
     check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last)
+    if dtype == torch.float32 and channels_last:  # the decoder's TF32-grid conv inputs
+        with torch.no_grad():
+            out, next_cache = rms_norm_cat_pad_5d(x, norm.gamma, norm.scale, True, cache, padding, 2, True, None, True)
+        check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last, tf32_out=True)
 
 
 @cuda

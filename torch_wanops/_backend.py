@@ -235,18 +235,22 @@ def cudnn_convs_may_use_tf32() -> bool:
     return False
 
 
-def conv_tile(out_channels: int, dtype: torch.dtype) -> tuple[int, int, int, int, int]:
+def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> tuple[int, int, int, int, int]:
     """(BLOCK_M, BLOCK_N1, BLOCK_N2, num_warps, num_stages) for conv3d_chunked's implicit GEMM.
 
     The output channels of a program are BLOCK_N1 + BLOCK_N2, each a power of two of at
     least 16 (tl.dot's minimum): 96 as 64 + 32 leaves no lane idle. On an H200 (session 15
     sweep, 96 -> 96 channels, 6x482x834 bf16/fp16) 256 positions on 8 warps with 3 stages ran
     best: 1.68 ms against 1.92 ms for one 128-wide block, 2.69 ms for cuDNN's own kernel.
-    fp32, which rounds each x operand to TF32 in registers, ran best on 128 positions with
-    4 stages (session 17: 4.56 ms against 4.94 ms on 256, cuDNN 5.64 ms).
+    fp32 ran best on 128 positions: with 4 stages where the kernel rounds each x operand to
+    TF32 in registers (``rounds_x``; session 17: 4.56 ms against 4.94 ms on 256, cuDNN 5.64 ms),
+    with 3 where x goes to the tensor cores as loaded (session 17's pre-rounded probe: 3.29 ms).
     The interpreter gets the same tile (its cost is per program, so larger is no worse).
     """
-    positions, stages = (128, 4) if dtype == torch.float32 else (256, 3)
+    if dtype == torch.float32:
+        positions, stages = (128, 4) if rounds_x else (128, 3)
+    else:
+        positions, stages = 256, 3
     if out_channels <= 64:
         return positions, max(16, next_power_of_2(out_channels)), 0, 8, stages
     return positions, 64, max(16, next_power_of_2(min(out_channels, 128) - 64)), 8, stages

@@ -53,6 +53,7 @@ from torch_wanops.ops import (
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
 )
+from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
@@ -311,6 +312,15 @@ class ConvGeometry(NamedTuple):
     cudnn_enabled: bool
 
 
+def _conv_geometry(conv: nn.Module, input_shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> ConvGeometry:
+    """The verdict key of ``conv`` on an input of this shape, dtype and device, under the current settings."""
+    cudnn = torch.backends.cudnn
+    return ConvGeometry(tuple(input_shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
+                        conv.groups, dtype, device, cudnn.benchmark,
+                        cudnn.deterministic or torch.are_deterministic_algorithms_enabled(),
+                        _backend.cudnn_convs_may_use_tf32(), cudnn.enabled)
+
+
 # Whether the conv-layout lever gives stock's bits, per conv geometry: checked on first use,
 # one check at a time (the profiler the check uses is one per process; decodes in other
 # threads go on).
@@ -328,7 +338,10 @@ def refused_conv_geometries() -> list[ConvGeometry]:
 
 
 def chunked_conv_geometries() -> list[ConvGeometry]:
-    """The conv geometries that run conv3d_chunked in this process (CHUNKED_CONVS), checked equal to stock's conv."""
+    """The conv geometries that run conv3d_chunked in this process (CHUNKED_CONVS), checked equal to stock's conv.
+
+    Those that run it only on inputs on the TF32 grid (TF32_GRID_CONV_INPUTS) included.
+    """
     return [geometry for geometry, ok in list(_chunked_conv_verdicts.items()) if ok]
 
 
@@ -345,6 +358,7 @@ def _channels_last_conv(
     residual: torch.Tensor | None = None,
     frames: int | None = None,
     raw_output: bool = False,
+    tf32_grid_input: bool = False,
 ) -> torch.Tensor | RawConvOutput:
     """``conv(padded) + residual`` for ``padded = conv_input()`` channels-last, returned contiguous as stock's is.
 
@@ -360,7 +374,8 @@ def _channels_last_conv(
     ``frames`` (a resample's Conv2d) and CONTIGUOUS_UPSAMPLER_OUTPUTS the lever returns the
     5-D (B, C, T, H, W) output contiguous; a stock-layout result stays 4-D. With
     ``raw_output`` (a Conv3d without residual) the lever hands on its output raw, as a
-    RawConvOutput; a stock-layout result is a tensor as ever.
+    RawConvOutput; a stock-layout result is a tensor as ever. With ``tf32_grid_input`` the input
+    is fp32 on the TF32 grid (TF32_GRID_CONV_INPUTS) and the conv is conv3d_chunked reading it as loaded.
     """
     padded = conv_input()
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
@@ -390,11 +405,12 @@ def _channels_last_conv(
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
         return lever_output(conv_without_bias(padded))
-    cudnn = torch.backends.cudnn
-    key = ConvGeometry(tuple(padded.shape), tuple(conv.weight.shape), conv.stride, conv.padding, conv.dilation,
-                       conv.groups, padded.dtype, padded.device, cudnn.benchmark,
-                       cudnn.deterministic or torch.are_deterministic_algorithms_enabled(),
-                       _backend.cudnn_convs_may_use_tf32(), cudnn.enabled)
+    if tf32_grid_input:
+        # Asked for only where this geometry's verdicts both took conv3d_chunked (_takes_tf32_grid_input).
+        out = _chunked_conv(conv, padded, truncate_x=True)
+        del padded
+        return lever_output(out)
+    key = _conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
     epilogue = functools.partial(bias_epilogue, fused=False)
     verdict = _verdict(
         _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,
@@ -411,7 +427,7 @@ def _channels_last_conv(
             _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
             (padded, stock_layout, conv_without_bias, chunked_conv, epilogue),
             "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
-        ):
+        ) is True:
             conv_without_bias = chunked_conv
     out = conv_without_bias(padded)
     del padded
@@ -447,8 +463,8 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
     return weight
 
 
-def _chunked_conv(conv: nn.Module, padded: torch.Tensor) -> torch.Tensor:
-    return conv3d_chunked(padded, conv.weight)
+def _chunked_conv(conv: nn.Module, padded: torch.Tensor, truncate_x: bool = False) -> torch.Tensor:
+    return conv3d_chunked(padded, conv.weight, truncate_x)
 
 
 def _verdict(
@@ -563,9 +579,18 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Only the 32-wide tile
 # counts for fp32: its 128x128x32 kernels (384 channels) sum in the same order but run faster than
 # the op, and their `segment_k_on` variant (192 channels) in another order.
+# With TF32_GRID_CONV_INPUTS (session 18) the fused norm writes the fp32 conv input of a geometry
+# already checked on the TF32 grid, and the op reads it as loaded: 3.3 against 4.8 ms at
+# 96 -> 96 (session 17's pre-rounded probe), and faster than cuDNN's 128x128x32 kernels too
+# (384 -> 384 at 4x122x210: 1.51 against 1.83 ms), which are so taken for such inputs only
+# (_ON_TF32_GRID_ONLY), and only where the op ran faster in the check: not so at Wan2.2's 256- and
+# 512-channel convs, where taking them cost its fp32 decode 0.22 s (session 18).
 CHUNKED_CONVS = True
+TF32_GRID_CONV_INPUTS = True
 _CHUNKED_CONV_POSITIONS = 48 * 1024
-_chunked_conv_verdicts: dict[ConvGeometry, bool] = {}
+# True (the op for any input), _ON_TF32_GRID_ONLY, or False (cuDNN's conv).
+_ON_TF32_GRID_ONLY = "on the TF32 grid only"
+_chunked_conv_verdicts: dict[ConvGeometry, bool | str] = {}
 _CHUNK_ORDER_KERNELS = (
     re.compile(
         r"sm80_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
@@ -577,6 +602,13 @@ _CHUNK_ORDER_KERNELS = (
     ),
     re.compile(
         r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x32x32_"
+        r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
+    ),
+)
+# The same order, run faster than the op where it rounds x in registers: for TF32-grid inputs only.
+_CHUNK_ORDER_KERNELS_ON_TF32_GRID = (
+    re.compile(
+        r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
         r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
     ),
 )
@@ -603,10 +635,29 @@ def _output_positions(conv: nn.Module, padded: torch.Tensor) -> int:
     return batch * math.prod(n - k + 1 for n, k in zip(sizes, conv.kernel_size))
 
 
-def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool:
-    """Whether a conv ran one cuDNN kernel that adds as conv3d_chunked does (memsets apart)."""
+def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool | str:
+    """Whether a conv ran one cuDNN kernel that adds as conv3d_chunked does (memsets apart):
+    True, _ON_TF32_GRID_ONLY where the op pays only for inputs on the TF32 grid, or False."""
     gemms = {name for name in kernels if not name.startswith("Memset")}
-    return len(gemms) == 1 and any(family.fullmatch(next(iter(gemms))) for family in _CHUNK_ORDER_KERNELS)
+    if len(gemms) != 1:
+        return False
+    name = next(iter(gemms))
+    if any(family.fullmatch(name) for family in _CHUNK_ORDER_KERNELS):
+        return True
+    return _ON_TF32_GRID_ONLY if any(family.fullmatch(name) for family in _CHUNK_ORDER_KERNELS_ON_TF32_GRID) else False
+
+
+def _takes_tf32_grid_input(conv: nn.Module, x: torch.Tensor) -> bool:
+    """Whether ``conv``'s fp32 input built from x may be written on the TF32 grid (TF32_GRID_CONV_INPUTS).
+
+    Only where the geometry it will have already runs conv3d_chunked, both its verdicts in: the op
+    then reads the input as loaded, and gives the bits it gives of the unrounded input (rounding
+    twice is rounding once), which its check found equal to stock's conv. Never while compiling.
+    """
+    if not (TF32_GRID_CONV_INPUTS and CHUNKED_CONVS and x.dtype == torch.float32) or torch.compiler.is_compiling():
+        return False
+    key = _conv_geometry(conv, padded_shape(x, conv._padding), x.dtype, x.device)
+    return _channels_last_conv_verdicts.get(key) is True and bool(_chunked_conv_verdicts.get(key))
 
 
 def _chunked_conv_gives_stock_bits(
@@ -620,7 +671,10 @@ def _chunked_conv_gives_stock_bits(
 
     Stock's conv must run one kernel of the families whose order the chunked kernel follows
     (``_sums_in_chunk_order``); then the outputs are compared on the lever check's random probe,
-    each layout's probe built in turn. None where the profiler would not start.
+    each layout's probe built in turn. None where the profiler would not start. For a family taken
+    on TF32-grid inputs only, _ON_TF32_GRID_ONLY in place of True, and only where the op reading
+    such an input ran faster than stock's conv on the probe (session 18, H200: 1.5 against 1.8 ms
+    at Wan2.1's 384 -> 384, slower than cuDNN at Wan2.2's 256 and 512 channels).
     """
     with torch.no_grad():
         rows, columns = _probe_factors(padded)
@@ -628,7 +682,8 @@ def _chunked_conv_gives_stock_bits(
         stock_run = _conv_kernels(conv_without_bias, probe)
         if stock_run is None:
             return None
-        if not _sums_in_chunk_order(stock_run[1]):
+        in_chunk_order = _sums_in_chunk_order(stock_run[1])
+        if not in_chunk_order:
             logger.info("stock's conv kernels %s do not sum in conv3d_chunked's order", sorted(stock_run[1]))
             return False
         del stock_run
@@ -636,8 +691,34 @@ def _chunked_conv_gives_stock_bits(
         del probe
         probe = torch.add(rows, columns, out=torch.empty_like(padded))
         candidate = bias_epilogue(chunked_conv(probe))
-        del probe
-    return _same_bits(candidate, reference)
+        if not _same_bits(candidate, reference):
+            return False
+        del candidate, reference
+        # The op's speed does not depend on the values: the probe stands in for a TF32-grid input.
+        if in_chunk_order is _ON_TF32_GRID_ONLY and not _runs_faster(
+            functools.partial(chunked_conv, truncate_x=True), conv_without_bias, probe
+        ):
+            logger.info("conv3d_chunked slower than stock's conv for %s: it keeps cuDNN's", tuple(padded.shape))
+            return False
+    return in_chunk_order
+
+
+def _runs_faster(candidate: Callable[[torch.Tensor], torch.Tensor], incumbent: Callable[[torch.Tensor], torch.Tensor],
+                 x: torch.Tensor, runs: int = 3) -> bool:
+    """Whether ``candidate(x)`` ran faster than ``incumbent(x)`` on x's CUDA device: best of ``runs`` each, after a warm-up."""
+    best = []
+    for conv in (candidate, incumbent):
+        conv(x)  # compiles, plans
+        times = []
+        for _ in range(runs):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            conv(x)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        best.append(min(times))
+    return best[0] < best[1]
 
 
 def _compares_kernels(x: torch.Tensor) -> bool:
@@ -761,10 +842,11 @@ def norm_act_conv(
     # input is built, x is dropped, and the conv input once the conv has run. Callers pass x
     # as a temporary, so at the bias epilogue neither the block's intermediate activation nor
     # the padded conv input is alive (the peak of a decode's memory is at such a moment).
+    tf32_grid_input = channels_last and _takes_tf32_grid_input(conv, x)
     conv_input = [
         _padded_conv_input(
             lambda cached, keep, x=x: rms_norm_cat_pad_5d(
-                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last, bias
+                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last, bias, tf32_grid_input
             ),
             feat_cache,
             feat_idx,
@@ -772,7 +854,8 @@ def norm_act_conv(
     ]
     del x
     if channels_last:
-        return _channels_last_conv(conv, conv_input.pop, residual, raw_output=raw_output)
+        return _channels_last_conv(conv, conv_input.pop, residual, raw_output=raw_output,
+                                   tf32_grid_input=tf32_grid_input)
     return _add_residual(nn.Conv3d.forward(conv, conv_input.pop()), residual)
 
 

@@ -10,7 +10,7 @@ import torch
 from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.channels_last_copy import check_channels_last_copy_args
-from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_args
+from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
@@ -48,6 +48,7 @@ def rms_norm_cat_pad_5d(
     keep_cache_frames: int = 0,
     channels_last: bool = False,
     bias: torch.Tensor | None = None,
+    tf32_out: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``cat_pad_5d(silu(WanRMS_norm(x + bias)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
 
@@ -57,11 +58,15 @@ def rms_norm_cat_pad_5d(
     is rounded as stock's conv rounds its bias add, but never written. ``cache``
     holds already-normalized frames. Both outputs are dense, in channels_last_3d when
     ``channels_last`` or when x and the cache are both channels-last, contiguous otherwise.
+    With ``tf32_out`` the first output (the conv input) of an fp32 x is rounded to the nearest
+    TF32 value, ties to even (16-bit values are on that grid already); the next cache is not.
     """
     if not torch.compiler.is_compiling():
-        check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
+        check_rms_norm_cat_pad_5d_types(
+            x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+        )
     return torch.ops.wanops.rms_norm_cat_pad_5d(
-        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias
+        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias, tf32_out
     )
 
 
@@ -76,15 +81,17 @@ def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor, residual: torch.Ten
     return torch.ops.wanops.bias_add_contiguous(x, bias, residual)
 
 
-def conv3d_chunked(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def conv3d_chunked(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool = False) -> torch.Tensor:
     """``F.conv3d(x, weight)`` (stride 1, no padding, no bias) summed in cuDNN's 32-channel-chunk order, channels_last_3d.
 
     Where cuDNN runs an implicit-GEMM kernel with a 32-channel K tile for this geometry, the
-    same bits as ``F.conv3d``; elsewhere the same conv, rounded in its own order.
+    same bits as ``F.conv3d``; elsewhere the same conv, rounded in its own order. With
+    ``truncate_x`` an fp32 x is read with the 13 low significand bits TF32 drops cleared
+    (as the tensor cores read fp32) rather than rounded: the same for x on the TF32 grid, faster.
     """
     if not torch.compiler.is_compiling():
-        check_conv3d_chunked_args(x, weight)
-    return torch.ops.wanops.conv3d_chunked(x, weight)
+        check_conv3d_chunked_types(x, weight, truncate_x)
+    return torch.ops.wanops.conv3d_chunked(x, weight, truncate_x)
 
 
 def channels_last_copy(x: torch.Tensor) -> torch.Tensor:

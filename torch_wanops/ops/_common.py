@@ -57,6 +57,31 @@ def require_channel_bias(x: torch.Tensor, bias: torch.Tensor) -> None:
     )
 
 
+# The low significand bits of an fp32 value that TF32 drops (it keeps 10 of the 23).
+TF32_DROPPED_BITS = 13
+_TF32_DROPPED_MASK = (1 << TF32_DROPPED_BITS) - 1
+
+
+def rounded_to_tf32(values: torch.Tensor) -> torch.Tensor:
+    """A new fp32 tensor of ``values`` rounded to the nearest TF32 value, ties to even, in values' layout.
+
+    ``csrc_triton.rounding.round_significand`` in torch ops: NaN also becomes the NaN with every
+    significand bit set, which TF32 keeps a NaN.
+    """
+    bits = values.view(torch.int32)
+    rounded = (bits + (_TF32_DROPPED_MASK >> 1) + ((bits >> TF32_DROPPED_BITS) & 1)) & ~_TF32_DROPPED_MASK
+    return rounded.view(torch.float32).masked_fill_(values.isnan(), float("nan"))
+
+
+def truncated_to_tf32(values: torch.Tensor) -> torch.Tensor:
+    """A new fp32 tensor of ``values`` with the bits TF32 drops cleared: how the tensor cores read fp32 bits.
+
+    The same values for inputs already on the TF32 grid; a NaN whose payload lies in those bits
+    becomes an infinity.
+    """
+    return (values.view(torch.int32) & ~_TF32_DROPPED_MASK).view(torch.float32)
+
+
 def channels_last_format(tensor: torch.Tensor) -> torch.memory_format:
     """The channels-last memory format of a 5-D (channels_last_3d) or 4-D (channels_last) tensor."""
     return torch.channels_last_3d if tensor.dim() == 5 else torch.channels_last

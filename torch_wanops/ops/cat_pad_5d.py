@@ -119,6 +119,8 @@ class NormPrologue:
     silu_table: torch.Tensor | None = None
     # A conv's bias, added to x (rounded to its dtype) before the norm: x is the raw conv output.
     bias: torch.Tensor | None = None
+    # fp32: the padded output (the conv input, not the next cache) rounded to the nearest TF32 value.
+    tf32_out: bool = False
 
 
 def launch_cat_pad_5d(
@@ -185,6 +187,7 @@ def launch_cat_pad_5d(
             SILU=prologue is not None and prologue.silu,
             SILU_TABLE=silu_table is not None,
             HAS_BIAS=bias is not None,
+            TF32_OUT=prologue is not None and prologue.tf32_out and x.dtype == torch.float32,
             LIBDEVICE_EXP=not _backend.INTERPRETER,
             BLOCK_C=block_c,
             BLOCK_W=block_w,

@@ -11,6 +11,12 @@ arithmetic as cuDNN's is: both operands rounded to the nearest TF32 value, ties 
 then multiplied exactly (on any device, the interpreter's included; CPU convolutions
 themselves never use TF32). It is faster than cuDNN's choice where that choice is a
 narrow-tile kernel: Wan2.1's 96-channel convs on an H200.
+
+With ``truncate_x`` fp32 x is read as the tensor cores read fp32 bits, its low 13 significand
+bits dropped (``_common.truncated_to_tf32``), instead of rounded to nearest: the same for an x
+already on the TF32 grid (``rms_norm_cat_pad_5d``'s ``tf32_out``), which the kernel then
+hands to the tensor cores as loaded, without rounding it in registers (faster). Other dtypes
+are on the TF32 grid already and read as they are either way.
 """
 
 from __future__ import annotations
@@ -19,7 +25,13 @@ import torch
 import torch.nn.functional as F
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import require, require_same_placement, require_tensor
+from torch_wanops.ops._common import (
+    require,
+    require_same_placement,
+    require_tensor,
+    rounded_to_tf32,
+    truncated_to_tf32,
+)
 
 _kernels = _backend.kernel_module("conv3d_chunked")
 
@@ -27,14 +39,19 @@ _kernels = _backend.kernel_module("conv3d_chunked")
 CHUNK = 32
 # The dtypes its kernel takes; fp32 only as TF32 (takes_kernel), the arithmetic cuDNN's fp32 convs use then.
 KERNEL_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-# The low significand bits of an fp32 value that TF32 drops (it keeps 10 of the 23).
-TF32_DROPPED_BITS = 13
 
 
-def check_conv3d_chunked_args(x: object, weight: object) -> None:
-    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+def check_conv3d_chunked_types(x: object, weight: object, truncate_x: object) -> None:
+    """The Python-type half of the checks, run before the dispatcher sees the call."""
     require_tensor(x, "x")
     require_tensor(weight, "weight")
+    if not isinstance(truncate_x, bool):
+        raise TypeError(f"truncate_x must be a bool, got {type(truncate_x).__name__}")
+
+
+def check_conv3d_chunked_args(x: object, weight: object, truncate_x: object = False) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    check_conv3d_chunked_types(x, weight, truncate_x)
     require_same_placement(x, "x", weight, "weight")
     require(
         weight.shape[1] == x.shape[1],
@@ -58,7 +75,9 @@ def _empty_output(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return torch.empty(output_shape(x, weight), dtype=x.dtype, device=x.device, memory_format=torch.channels_last_3d)
 
 
-def conv3d_chunked_reference(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def conv3d_chunked_reference(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool = False) -> torch.Tensor:
+    if truncate_x and x.dtype == torch.float32:
+        x = truncated_to_tf32(x)
     return _empty_output(x, weight).copy_(F.conv3d(x, weight))
 
 
@@ -73,20 +92,7 @@ def takes_kernel(x: torch.Tensor) -> bool:
     )
 
 
-def rounded_to_tf32(weight: torch.Tensor) -> torch.Tensor:
-    """A new fp32 tensor of ``weight``'s values rounded to the nearest TF32 value, ties to even.
-
-    ``csrc_triton.rounding.round_significand`` in torch ops (NaN also becomes a NaN TF32 keeps);
-    done once per call on the weight, which is small, so that the kernel's weight tiles go to the
-    tensor cores as loaded.
-    """
-    bits = weight.view(torch.int32)
-    dropped = (1 << TF32_DROPPED_BITS) - 1
-    rounded = ((bits + (dropped >> 1) + ((bits >> TF32_DROPPED_BITS) & 1)) & ~dropped).view(torch.float32)
-    return rounded.masked_fill_(weight.isnan(), float("nan"))
-
-
-def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def _launch(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool) -> torch.Tensor:
     out = _empty_output(x, weight)
     if out.numel() == 0:
         return out
@@ -94,7 +100,8 @@ def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     weight = weight.contiguous(memory_format=torch.channels_last_3d)
     if weight.dtype == torch.float32:
         weight = rounded_to_tf32(weight)
-    block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0], x.dtype)
+    rounds_x = x.dtype == torch.float32 and not truncate_x
+    block_m, block_n1, block_n2, warps, stages = _backend.conv_tile(weight.shape[0], x.dtype, rounds_x)
     positions = out.numel() // out.shape[1]
     grid = (-(-positions // block_m), -(-weight.shape[0] // (block_n1 + block_n2)))
     with _backend.device_of(x):
@@ -105,6 +112,7 @@ def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
             KH=weight.shape[3],
             KW=weight.shape[4],
             CHUNK=CHUNK,
+            ROUND_X=rounds_x,
             DOT_IN_FP32=_backend.INTERPRETER,
             INDEX64=_backend.index_needs_int64(x, weight, out),
             BLOCK_M=block_m,
@@ -116,33 +124,34 @@ def _launch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return out
 
 
-torch.library.define("wanops::conv3d_chunked", "(Tensor x, Tensor weight) -> Tensor")
+torch.library.define("wanops::conv3d_chunked", "(Tensor x, Tensor weight, bool truncate_x=False) -> Tensor")
 
 
 @torch.library.impl("wanops::conv3d_chunked", "default")
-def _conv3d_chunked_impl(x, weight):
-    check_conv3d_chunked_args(x, weight)
+def _conv3d_chunked_impl(x, weight, truncate_x=False):
+    check_conv3d_chunked_args(x, weight, truncate_x)
     if takes_kernel(x):
-        return _launch(x, weight)
-    return conv3d_chunked_reference(x, weight)
+        return _launch(x, weight, truncate_x)
+    return conv3d_chunked_reference(x, weight, truncate_x)
 
 
 @torch.library.register_fake("wanops::conv3d_chunked")
-def _conv3d_chunked_fake(x, weight):
-    check_conv3d_chunked_args(x, weight)
+def _conv3d_chunked_fake(x, weight, truncate_x=False):
+    check_conv3d_chunked_args(x, weight, truncate_x)
     return _empty_output(x, weight)
 
 
 def _setup_context(ctx, inputs, output):
-    x, weight = inputs
+    x, weight, _ = inputs
     ctx.save_for_backward(x, weight)
 
 
 def _backward(ctx, grad):
+    # The operand rounding (or truncation) is the identity to autograd, as in a TF32 conv's backward.
     x, weight = ctx.saved_tensors
     grad_x = torch.nn.grad.conv3d_input(x.shape, weight, grad) if ctx.needs_input_grad[0] else None
     grad_weight = torch.nn.grad.conv3d_weight(x, weight.shape, grad) if ctx.needs_input_grad[1] else None
-    return grad_x, grad_weight
+    return grad_x, grad_weight, None
 
 
 torch.library.register_autograd("wanops::conv3d_chunked", _backward, setup_context=_setup_context)

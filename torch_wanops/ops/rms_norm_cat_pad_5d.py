@@ -15,6 +15,11 @@ only after a check on random values found it giving ATen's bits there
 (``kernel_norm_is_atens``), and otherwise the sum is written out (stock's layout)
 and reduced by ATen.
 
+With ``tf32_out`` the padded output of an fp32 x is rounded to the nearest TF32 value, ties to
+even, as cuDNN's TF32 convs round their input (so a conv of it gives the bits it gives of the
+unrounded one); the next chunk's cache keeps stock's values. 16-bit values are on that grid
+already. Autograd treats the rounding as the identity, as a TF32 conv's backward does.
+
 Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
 x and the cache are both channels-last, contiguous otherwise. That is what the
 stock expression gives for canonically laid-out contiguous or channels-last inputs.
@@ -37,6 +42,7 @@ from torch_wanops.ops._common import (
     require_channel_bias,
     require_same_placement,
     require_tensor,
+    rounded_to_tf32,
 )
 from torch_wanops.ops.cat_pad_5d import (
     NormPrologue,
@@ -57,7 +63,7 @@ INTERPRETABLE = False
 
 def check_rms_norm_cat_pad_5d_types(
     x: object, gamma: object, scale: object, silu: object, cache: object, padding: object,
-    keep_cache_frames: object, channels_last: object, bias: object = None,
+    keep_cache_frames: object, channels_last: object, bias: object = None, tf32_out: object = False,
 ) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
@@ -65,7 +71,7 @@ def check_rms_norm_cat_pad_5d_types(
     require_tensor(bias, "bias", ndim=1, optional=True)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a float, got {type(scale).__name__}")
-    for value, name in ((silu, "silu"), (channels_last, "channels_last")):
+    for value, name in ((silu, "silu"), (channels_last, "channels_last"), (tf32_out, "tf32_out")):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 
@@ -73,9 +79,12 @@ def check_rms_norm_cat_pad_5d_types(
 def check_rms_norm_cat_pad_5d_args(
     x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool, cache: torch.Tensor | None,
     padding: Sequence[int], keep_cache_frames: int, channels_last: bool, bias: torch.Tensor | None = None,
+    tf32_out: bool = False,
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_rms_norm_cat_pad_5d_types(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
+    check_rms_norm_cat_pad_5d_types(
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+    )
     check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
     require_same_placement(x, "x", gamma, "gamma")
     require(
@@ -118,13 +127,16 @@ def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bia
     return cat_pad_5d_outputs_reference(normalized, cache, padding, keep_cache_frames)
 
 
-def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias=None):
+def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias=None,
+                                  tf32_out=False):
     """The op's outputs from the stock ops, in the op's layout."""
     out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias)
     strides = _out_strides(x, cache, padding, channels_last)
     if out.stride() != strides:
         out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
         next_cache = _empty_next_cache(out, x, next_cache.shape[2]).copy_(next_cache)
+    if tf32_out and out.dtype == torch.float32:
+        out = rounded_to_tf32(out)  # after the cache is taken: it keeps stock's values
     return out, next_cache
 
 
@@ -259,36 +271,42 @@ def kernel_norm_is_atens(x: torch.Tensor) -> bool:
 torch.library.define(
     "wanops::rms_norm_cat_pad_5d",
     "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
-    "bool channels_last=False, Tensor? bias=None) -> (Tensor, Tensor)",
+    "bool channels_last=False, Tensor? bias=None, bool tf32_out=False) -> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::rms_norm_cat_pad_5d", "default")
 def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None):
-    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
+                              bias=None, tf32_out=False):
+    check_rms_norm_cat_pad_5d_args(
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+    )
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
         strides = _out_strides(x, cache, padding, channels_last)
         if bias is not None and not kernel_norm_is_atens(x):
             # Stock's conv output written out, for ATen to reduce.
             x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
         norm = _channel_norm(x) if bias is None else launch_channel_norm(x, bias)
-        prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias)
+        prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
-    return rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
+    return rms_norm_cat_pad_5d_reference(
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+    )
 
 
 @torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
 def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None):
-    check_rms_norm_cat_pad_5d_args(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias)
+                              bias=None, tf32_out=False):
+    check_rms_norm_cat_pad_5d_args(
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+    )
     memory_format = _out_memory_format(x, cache, channels_last)
     out = torch.empty(padded_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
     return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias = inputs
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias, _ = inputs
     ctx.arguments = (scale, silu, list(padding), keep_cache_frames)
     ctx.optional = (cache is not None, bias is not None)
     ctx.save_for_backward(x, gamma, cache, bias)
@@ -309,7 +327,7 @@ def _backward(ctx, grad_out, grad_next_cache):
         grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
     grad_x, grad_gamma = next(grads), next(grads)
     grad_cache, grad_bias = (next(grads) if present else None for present in ctx.optional)
-    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias
+    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias, None
 
 
 torch.library.register_autograd("wanops::rms_norm_cat_pad_5d", _backward, setup_context=_setup_context)
