@@ -983,18 +983,24 @@ def test_chunked_convs_only_for_plain_convs_with_enough_output_positions(monkeyp
     assert not decoder_module._takes_chunked_conv(conv, padded)
 
 
-def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monkeypatch):
-    """With the chunked conv checked equal, eligible convs run conv3d_chunked (one check per geometry) and
-    the decode is the lever's; refused geometries and ineligible convs run the lever's conv.
-
-    On CPU the lever and the chunk-order rule are forced (both CUDA facts); conv3d_chunked here is its
-    exact reference, F.conv3d of the channels-last input: what the lever's conv computes."""
+def force_lever_and_chunked_convs(monkeypatch):
+    """On CPU: the conv-layout lever taken and checked, every whole-32-channel Conv3d eligible for
+    conv3d_chunked (the CUDA facts), fresh verdicts; the chunked check itself is the caller's."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_takes_chunked_conv",
                         lambda conv, padded: padded.dim() == 5 and padded.shape[1] % 32 == 0)
+
+
+def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monkeypatch):
+    """With the chunked conv checked equal, eligible convs run conv3d_chunked (one check per geometry) and
+    the decode is the lever's; refused geometries and ineligible convs run the lever's conv.
+
+    On CPU the lever and the chunk-order rule are forced (both CUDA facts); conv3d_chunked here is its
+    exact reference, F.conv3d of the channels-last input: what the lever's conv computes."""
+    force_lever_and_chunked_convs(monkeypatch)
     checks, chunked_calls = [], []
     # The first geometry checked is refused, the others pass.
     monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits",
@@ -1031,12 +1037,7 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
     geometry with a chunked verdict convolves as cuDNN's TF32 kernels do (operands rounded to TF32, here
     summed in float64), in conv3d_chunked and in the lever's conv alike; any other in plain fp32, so a
     rounded value reaching it (a rounded cache, say) changes the decode."""
-    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
-    monkeypatch.setattr(decoder_module, "_lever_gives_stock_bits", lambda *args: True)
-    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
-    monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
-    monkeypatch.setattr(decoder_module, "_takes_chunked_conv",
-                        lambda conv, padded: padded.dim() == 5 and padded.shape[1] % 32 == 0)
+    force_lever_and_chunked_convs(monkeypatch)
     tf32_geometries, checks, norm_calls, chunked_calls = set(), [], [], []
 
     def check(padded, stock_layout, conv_without_bias, chunked_conv, epilogue):
