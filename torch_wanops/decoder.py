@@ -707,17 +707,18 @@ def _runs_faster(candidate: Callable[[torch.Tensor], torch.Tensor], incumbent: C
                  x: torch.Tensor, runs: int = 3) -> bool:
     """Whether ``candidate(x)`` ran faster than ``incumbent(x)`` on x's CUDA device: best of ``runs`` each, after a warm-up."""
     best = []
-    for conv in (candidate, incumbent):
-        conv(x)  # compiles, plans
-        times = []
-        for _ in range(runs):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            conv(x)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        best.append(min(times))
+    with torch.cuda.device(x.device):  # the events time x's device's current stream, where the convs run
+        for conv in (candidate, incumbent):
+            conv(x)  # compiles, plans
+            times = []
+            for _ in range(runs):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                conv(x)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+            best.append(min(times))
     return best[0] < best[1]
 
 
