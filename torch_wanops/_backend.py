@@ -247,10 +247,7 @@ def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> 
     with 3 where x goes to the tensor cores as loaded (session 17's pre-rounded probe: 3.29 ms).
     The interpreter gets the same tile (its cost is per program, so larger is no worse).
     """
-    if dtype == torch.float32:
-        positions, stages = (128, 4) if rounds_x else (128, 3)
-    else:
-        positions, stages = 256, 3
+    positions, stages = (128, 4 if rounds_x else 3) if dtype == torch.float32 else (256, 3)
     if out_channels <= 64:
         return positions, max(16, next_power_of_2(out_channels)), 0, 8, stages
     return positions, 64, max(16, next_power_of_2(min(out_channels, 128) - 64)), 8, stages

@@ -576,9 +576,9 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # fp32 (session 17, TF32 as PyTorch allows by default): cuDNN runs the same convs with an sm90
 # TF32 kernel with a 256x32x32 tile, in the same chunk order with both operands rounded to TF32,
 # ties to even; the op so rounds, and gave its bits on every such probe (96 -> 96 at 480x832 and
-# 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Only the 32-wide tile
-# counts for fp32: its 128x128x32 kernels (384 channels) sum in the same order but run faster than
-# the op, and their `segment_k_on` variant (192 channels) in another order.
+# 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Its 128x128x32 kernels
+# (384 channels) sum in the same order but run faster than the op rounding x in registers, and their
+# `segment_k_on` variant (192 channels) in another order.
 # With TF32_GRID_CONV_INPUTS (session 18) the fused norm writes the fp32 conv input of a geometry
 # already checked on the TF32 grid, and the op reads it as loaded: 3.3 against 4.8 ms at
 # 96 -> 96 (session 17's pre-rounded probe), and faster than cuDNN's 128x128x32 kernels too
@@ -600,17 +600,12 @@ _CHUNK_ORDER_KERNELS = (
         r"sm90_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
         r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
     ),
-    re.compile(
-        r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x32x32_"
-        r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
-    ),
 )
-# The same order, run faster than the op where it rounds x in registers: for TF32-grid inputs only.
-_CHUNK_ORDER_KERNELS_ON_TF32_GRID = (
-    re.compile(
-        r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
-        r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
-    ),
+# fp32 as TF32, the same order; the group is the tile's output-channel width. Only the 32-wide tile
+# is slower than the op rounding x in registers: wider ones are taken for TF32-grid inputs only.
+_TF32_CHUNK_ORDER_KERNEL = re.compile(
+    r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x(\d+)x32_"
+    r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
 )
 
 
@@ -644,7 +639,10 @@ def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool | str:
     name = next(iter(gemms))
     if any(family.fullmatch(name) for family in _CHUNK_ORDER_KERNELS):
         return True
-    return _ON_TF32_GRID_ONLY if any(family.fullmatch(name) for family in _CHUNK_ORDER_KERNELS_ON_TF32_GRID) else False
+    tf32 = _TF32_CHUNK_ORDER_KERNEL.fullmatch(name)
+    if tf32 is None:
+        return False
+    return True if tf32.group(1) == "32" else _ON_TF32_GRID_ONLY
 
 
 def _takes_tf32_grid_input(conv: nn.Module, x: torch.Tensor) -> bool:
