@@ -46,6 +46,12 @@ CASES = {
         {"FACTOR_T": 1, "FACTOR_S": 2, "REPEATS": 2, "INNER_IS_CHANNEL": True, "INDEX64": True, "ROWS": 8,
          "BLOCK": 128},
     ]),
+    "conv3d_chunked": ("conv3d_chunked_kernel", [
+        {"IN_CHANNELS": 96, "KT": 3, "KH": 3, "KW": 3, "CHUNK": 32, "ROUND_X": False, "DOT_IN_FP32": False,
+         "INDEX64": False, "BLOCK_M": 256, "BLOCK_N1": 64, "BLOCK_N2": 32},
+        {"IN_CHANNELS": 192, "KT": 3, "KH": 3, "KW": 3, "CHUNK": 32, "ROUND_X": False, "DOT_IN_FP32": False,
+         "INDEX64": True, "BLOCK_M": 128, "BLOCK_N1": 64, "BLOCK_N2": 0},
+    ]),
     "channel_norm": ("channel_norm_kernel", [
         {"HAS_BIAS": False, "INDEX64": False, "BLOCK": 128},
         {"HAS_BIAS": True, "INDEX64": True, "BLOCK": 128},

@@ -12,6 +12,12 @@ the nearest TF32 value (ties to even) as it is loaded; without, x goes to the te
 which read fp32 as TF32 by dropping the low 13 significand bits (emulated under the interpreter,
 whose dot reads them all). The launcher hands the weight in rounded already.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
+
+``tail_tiles_kernel`` then recomputes the output's last tiles of 128 positions x 128 channels the
+way cuDNN's ``segment_k_on`` TF32 kernels do (the tiles left over after whole waves over the SMs,
+whose K steps it spreads over several programs): the K steps cut into SEGMENTS runs, each summed
+from zero in the same order, the partial sums then added from the last run back to the first
+(H200, session 19: ``benchmarks/probe_split_tiles.py``).
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
 """
@@ -20,6 +26,72 @@ import triton
 import triton.language as tl
 
 from .rounding import round_to_tf32_grid, truncate_to_tf32_grid
+
+
+@triton.jit
+def _positions(first, positions, out_frames, out_height, out_width, x_sb, x_st, x_sh, x_sw,
+               INDEX64: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Output positions first .. first + BLOCK_M - 1 (clamped in range), which of them exist, and their x offsets."""
+    m = first + tl.arange(0, BLOCK_M)
+    if INDEX64:
+        m = m.to(tl.int64)
+    m_ok = m < positions
+    m = tl.where(m_ok, m, 0)
+    w = m % out_width
+    rest = m // out_width
+    h = rest % out_height
+    rest = rest // out_height
+    t = rest % out_frames
+    b = rest // out_frames
+    return m, m_ok, b * x_sb + t * x_st + h * x_sh + w * x_sw
+
+
+@triton.jit
+def _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT: tl.constexpr, KH: tl.constexpr,
+               KW: tl.constexpr, CHUNK: tl.constexpr, ROUND_X: tl.constexpr, DOT_IN_FP32: tl.constexpr):
+    """K step ``step`` (chunk-major, taps inside): its x operand, its channel chunk and its tap (frame, row, column)."""
+    chunk = step // (KT * KH * KW)
+    tap = step % (KT * KH * KW)
+    dt = tap // (KH * KW)
+    dh = (tap // KW) % KH
+    dw = tap % KW
+    c = chunk * CHUNK + tl.arange(0, CHUNK)
+    a = tl.load(
+        x_ptr + (x_base + dt * x_st + dh * x_sh + dw * x_sw)[:, None] + c[None, :] * x_sc,
+        mask=m_ok[:, None],
+        other=0.0,
+    )
+    if x_ptr.dtype.element_ty == tl.float32:
+        if ROUND_X:
+            # Rounded in registers: x is the large operand, read once per tap, and has no rounded copy.
+            a = round_to_tf32_grid(a)
+        elif DOT_IN_FP32:
+            a = truncate_to_tf32_grid(a)
+    if DOT_IN_FP32:
+        a = a.to(tl.float32)
+    return a, chunk, dt, dh, dw
+
+
+@triton.jit
+def _dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+              CHUNK: tl.constexpr, DOT_IN_FP32: tl.constexpr):
+    """acc plus the dot of x operand ``a`` with the weight of output channels n at a step's chunk and tap."""
+    c = chunk * CHUNK + tl.arange(0, CHUNK)
+    b = tl.load(
+        w_ptr + (c[:, None] * w_sc + dt * w_st + dh * w_sh + dw * w_sw) + n[None, :] * w_sn,
+        mask=(n < out_channels)[None, :],
+        other=0.0,
+    )
+    if DOT_IN_FP32:
+        b = b.to(tl.float32)
+    return tl.dot(a, b, acc, input_precision="tf32")
+
+
+@triton.jit
+def _store(out_ptr, m, m_ok, n, out_channels, acc):
+    # channels_last_3d output: position m's channels are contiguous.
+    tl.store(out_ptr + m[:, None] * out_channels + n[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=m_ok[:, None] & (n < out_channels)[None, :])
 
 
 @triton.jit
@@ -46,20 +118,9 @@ def conv3d_chunked_kernel(
     BLOCK_N1: tl.constexpr,
     BLOCK_N2: tl.constexpr,
 ):
-    m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    m, m_ok, x_base = _positions(tl.program_id(0) * BLOCK_M, positions, out_frames, out_height, out_width,
+                                 x_sb, x_st, x_sh, x_sw, INDEX64, BLOCK_M)
     n0 = tl.program_id(1) * (BLOCK_N1 + BLOCK_N2)
-    if INDEX64:
-        m = m.to(tl.int64)
-    m_ok = m < positions
-    m = tl.where(m_ok, m, 0)
-    w = m % out_width
-    rest = m // out_width
-    h = rest % out_height
-    rest = rest // out_height
-    t = rest % out_frames
-    b = rest // out_frames
-    x_base = b * x_sb + t * x_st + h * x_sh + w * x_sw
-    k = tl.arange(0, CHUNK)
     n1 = n0 + tl.arange(0, BLOCK_N1)
     acc1 = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
     if BLOCK_N2 > 0:
@@ -67,37 +128,61 @@ def conv3d_chunked_kernel(
         acc2 = tl.zeros((BLOCK_M, BLOCK_N2), dtype=tl.float32)
     # One flat loop (chunk-major, taps inside) so that Triton pipelines its loads.
     for step in range((IN_CHANNELS // CHUNK) * KT * KH * KW):
-        chunk = step // (KT * KH * KW)
-        tap = step % (KT * KH * KW)
-        dt = tap // (KH * KW)
-        dh = (tap // KW) % KH
-        dw = tap % KW
-        c = chunk * CHUNK + k
-        a = tl.load(
-            x_ptr + (x_base + dt * x_st + dh * x_sh + dw * x_sw)[:, None] + c[None, :] * x_sc,
-            mask=m_ok[:, None],
-            other=0.0,
-        )
-        w_tap = c[:, None] * w_sc + dt * w_st + dh * w_sh + dw * w_sw
-        b1 = tl.load(w_ptr + w_tap + n1[None, :] * w_sn, mask=(n1 < out_channels)[None, :], other=0.0)
-        if x_ptr.dtype.element_ty == tl.float32:
-            if ROUND_X:
-                # Rounded in registers: x is the large operand, read once per tap, and has no rounded copy.
-                a = round_to_tf32_grid(a)
-            elif DOT_IN_FP32:
-                a = truncate_to_tf32_grid(a)
-        if DOT_IN_FP32:
-            a = a.to(tl.float32)
-            b1 = b1.to(tl.float32)
-        acc1 = tl.dot(a, b1, acc1, input_precision="tf32")
+        a, chunk, dt, dh, dw = _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                          ROUND_X, DOT_IN_FP32)
+        acc1 = _dot_step(acc1, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
+                         DOT_IN_FP32)
         if BLOCK_N2 > 0:
-            b2 = tl.load(w_ptr + w_tap + n2[None, :] * w_sn, mask=(n2 < out_channels)[None, :], other=0.0)
-            if DOT_IN_FP32:
-                b2 = b2.to(tl.float32)
-            acc2 = tl.dot(a, b2, acc2, input_precision="tf32")
-    dtype = out_ptr.dtype.element_ty
-    # channels_last_3d output: position m's channels are contiguous.
-    out_row = out_ptr + m[:, None] * out_channels
-    tl.store(out_row + n1[None, :], acc1.to(dtype), mask=m_ok[:, None] & (n1 < out_channels)[None, :])
+            acc2 = _dot_step(acc2, a, w_ptr, chunk, dt, dh, dw, n2, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+                             CHUNK, DOT_IN_FP32)
+    _store(out_ptr, m, m_ok, n1, out_channels, acc1)
     if BLOCK_N2 > 0:
-        tl.store(out_row + n2[None, :], acc2.to(dtype), mask=m_ok[:, None] & (n2 < out_channels)[None, :])
+        _store(out_ptr, m, m_ok, n2, out_channels, acc2)
+
+
+@triton.jit
+def tail_tiles_kernel(
+    x_ptr,
+    w_ptr,
+    out_ptr,
+    first_tile,
+    positions,
+    out_channels,
+    out_frames,
+    out_height,
+    out_width,
+    x_sb, x_sc, x_st, x_sh, x_sw,
+    w_sn, w_sc, w_st, w_sh, w_sw,
+    IN_CHANNELS: tl.constexpr,
+    KT: tl.constexpr,
+    KH: tl.constexpr,
+    KW: tl.constexpr,
+    CHUNK: tl.constexpr,
+    SEGMENTS: tl.constexpr,
+    ROUND_X: tl.constexpr,
+    DOT_IN_FP32: tl.constexpr,
+    INDEX64: tl.constexpr,
+    TILE: tl.constexpr,
+):
+    """One program per tail tile (TILE positions x TILE channels, tiles in position-major order):
+    segment s sums steps s * K // SEGMENTS .. (s + 1) * K // SEGMENTS - 1; the sums added last to first."""
+    tile = first_tile + tl.program_id(0)
+    channel_tiles = tl.cdiv(out_channels, TILE)
+    m, m_ok, x_base = _positions((tile // channel_tiles) * TILE, positions, out_frames, out_height, out_width,
+                                 x_sb, x_st, x_sh, x_sw, INDEX64, TILE)
+    n = (tile % channel_tiles) * TILE + tl.arange(0, TILE)
+    steps: tl.constexpr = (IN_CHANNELS // CHUNK) * KT * KH * KW
+    total = tl.zeros((TILE, TILE), dtype=tl.float32)
+    for done in tl.static_range(SEGMENTS):
+        segment = SEGMENTS - 1 - done
+        acc = tl.zeros((TILE, TILE), dtype=tl.float32)
+        for step in range(segment * steps // SEGMENTS, (segment + 1) * steps // SEGMENTS):
+            a, chunk, dt, dh, dw = _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                              ROUND_X, DOT_IN_FP32)
+            acc = _dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
+                            DOT_IN_FP32)
+        if done == 0:
+            total = acc
+        else:
+            total = total + acc
+    _store(out_ptr, m, m_ok, n, out_channels, total)

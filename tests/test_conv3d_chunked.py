@@ -3,15 +3,25 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import HAS_CUDA, LAYOUTS, cuda, impl_params, make_layout, run_impl, skip_unless_free_gpu_memory
-from hypothesis import example, given
+from conftest import (
+    HAS_CUDA,
+    HAS_KERNELS,
+    KERNEL_DEVICE,
+    LAYOUTS,
+    cuda,
+    impl_params,
+    make_layout,
+    run_impl,
+    skip_unless_free_gpu_memory,
+)
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from torch_wanops import _backend
 from torch_wanops import decoder as decoder_module
 from torch_wanops.ops import conv3d_chunked
 from torch_wanops.ops._common import rounded_to_tf32, truncated_to_tf32
-from torch_wanops.ops.conv3d_chunked import takes_kernel
+from torch_wanops.ops.conv3d_chunked import output_tiles, takes_kernel
 
 CL = torch.channels_last_3d
 
@@ -114,6 +124,73 @@ def test_fp32_operands_round_to_tf32_nearest_even(device, impl, rounded_operand)
     else:
         expected = F.conv3d(x, weight)
     assert torch.equal(out, expected)
+
+
+def flat_positions(out: torch.Tensor) -> torch.Tensor:
+    """(positions, channels): position index (batch, frame, row, column) flattened, as the op's tiles count them."""
+    return out.permute(0, 2, 3, 4, 1).reshape(-1, out.shape[1])
+
+
+def tail_expectation(x, weight, full, tail_tiles, segments, dtype):
+    """``full`` with its last ``tail_tiles`` 128 x 128 tiles replaced by the segment sums added last to first.
+
+    The segments are whole runs of the kernel's K steps (32-channel chunk outer, taps inner): with 3
+    chunks, 3 segments are one chunk each and 9 one chunk's taps of one kernel frame each, so every
+    segment sum is the op itself on a slice of x and weight (fp32, no rounding), summed as the kernel sums.
+    """
+    expected = flat_positions(full).clone()
+    if not tail_tiles or segments == 1:
+        return expected
+    kt = weight.shape[2]
+    parts = []
+    for segment in range(segments):
+        chunk, frame = divmod(segment, segments // 3)
+        channels = slice(32 * chunk, 32 * chunk + 32)
+        frames = slice(frame, frame + 1) if segments == 9 else slice(0, kt)
+        x_part = x[:, channels, frame:x.shape[2] - kt + 1 + frame] if segments == 9 else x[:, channels]
+        parts.append(flat_positions(conv3d_chunked(x_part.float(), weight[:, channels, frames].float())))
+    total = parts[-1]
+    for part in parts[-2::-1]:
+        total = total + part
+    channel_tiles = -(-full.shape[1] // 128)
+    tiles = -(-expected.shape[0] // 128) * channel_tiles
+    for tile in range(tiles - tail_tiles, tiles):
+        rows = slice(tile // channel_tiles * 128, tile // channel_tiles * 128 + 128)
+        cols = slice(tile % channel_tiles * 128, tile % channel_tiles * 128 + 128)
+        expected[rows, cols] = rounded_like("triton", total[rows, cols], dtype)
+    return expected
+
+
+@pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA, or TRITON_INTERPRET=1)")
+@given(
+    batch=st.integers(1, 2),
+    extra=st.tuples(st.integers(0, 2), st.integers(0, 9), st.integers(0, 11)),
+    out_channels=st.integers(1, 200),
+    tail=st.integers(0, 6),
+    segments=st.sampled_from((1, 3, 9)),
+    dtype=st.sampled_from((torch.float32, torch.float16, torch.bfloat16)),
+    layout=st.sampled_from(LAYOUTS),
+    seed=st.integers(0, 2**16),
+)
+@example(batch=1, extra=(1, 7, 9), out_channels=192, tail=3, segments=3, dtype=torch.float32, layout="channels_last",
+         seed=0)
+@example(batch=2, extra=(0, 5, 6), out_channels=130, tail=6, segments=9, dtype=torch.float16, layout="permuted", seed=1)
+def test_tail_tiles_add_their_k_segments_last_to_first(batch, extra, out_channels, tail, segments, dtype, layout, seed):
+    """The last tail_tiles tiles of 128 positions x 128 channels: each of tail_segments runs of K steps summed
+    alone, the sums added from the last run to the first, rounded once; every other tile as without them.
+    16-bit dtypes on the interpreter only: the expectation sums the segments in fp32 (TF32 dots on the GPU),
+    and a GPU's 16-bit and TF32 MMA instructions need not add within a step alike."""
+    assume(dtype == torch.float32 or KERNEL_DEVICE == "cpu")
+    x = make_layout(random_spread((batch, 96, *(3 + e for e in extra)), dtype, seed, device=KERNEL_DEVICE), layout)
+    weight = random_spread((out_channels, 96, 3, 3, 3), dtype, seed + 1, device=KERNEL_DEVICE)
+    full = conv3d_chunked(x, weight)
+    tiles = output_tiles(x, weight)
+    tail = min(tail, tiles)
+    out = conv3d_chunked(x, weight, tail_tiles=tail, tail_segments=segments)
+    assert out.stride() == full.stride()
+    assert torch.equal(flat_positions(out), tail_expectation(x, weight, full, tail, segments, dtype))
+    if tail and segments > 1 and dtype == torch.float32:
+        assert not torch.equal(out, full)  # spread values: the order shows
 
 
 # NaN with every significand bit set (rounding carries it out of the exponent), NaN with only the
@@ -266,6 +343,26 @@ def test_invalid_arguments_are_named(x, weight, error, match):
             torch.ops.wanops.conv3d_chunked(x, weight)
 
 
+@pytest.mark.parametrize(
+    "tail,error,match",
+    [
+        (dict(tail_tiles=1.0), TypeError, "tail_tiles must be an int"),
+        (dict(tail_segments="3"), TypeError, "tail_segments must be an int"),
+        (dict(tail_tiles=3), ValueError, r"tail_tiles must be in \[0, 2\]"),  # 180 positions x 4 channels: 2 tiles
+        (dict(tail_tiles=-1), ValueError, r"tail_tiles must be in \[0, 2\]"),
+        (dict(tail_tiles=1, tail_segments=0), ValueError, r"tail_segments must be in \[1, 27\]"),
+        (dict(tail_tiles=1, tail_segments=28), ValueError, r"tail_segments must be in \[1, 27\]"),  # 27 K steps
+    ],
+)
+def test_invalid_tail_arguments_are_named(tail, error, match):
+    x, weight = torch.ones(1, 32, 8, 7, 8), torch.ones(4, 32, 3, 3, 3)
+    with pytest.raises(error, match=match):
+        conv3d_chunked(x, weight, **tail)
+    if error is ValueError:  # the op itself checks too
+        with pytest.raises(error, match=match):
+            torch.ops.wanops.conv3d_chunked(x, weight, False, tail.get("tail_tiles", 0), tail.get("tail_segments", 1))
+
+
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_opcheck(requires_grad):
     for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
@@ -276,6 +373,7 @@ def test_opcheck(requires_grad):
             weight = integer_tensor((7, 32, 3, 2, 3), dtype, device, 1).requires_grad_(requires_grad)
             torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight))
             torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight, True))
+            torch.library.opcheck(torch.ops.wanops.conv3d_chunked.default, (x, weight, False, 1, 3))
 
 
 def test_compiles_without_graph_breaks():
@@ -337,18 +435,26 @@ def test_wan21_convs_run_in_chunk_order_on_cuda(dtype):
 @pytest.mark.parametrize(
     "x_shape,out_channels",
     [((1, 96, 6, 482, 834), 96), ((1, 192, 6, 242, 418), 96), ((1, 384, 4, 122, 210), 384),
-     ((1, 384, 6, 122, 210), 384)],
-    ids=["96ch-480x832", "192-to-96ch-240x416", "384ch-first-chunk-120x208", "384ch-120x208"],
+     ((1, 384, 6, 122, 210), 384), ((1, 192, 6, 242, 418), 192), ((1, 192, 3, 362, 642), 192)],
+    ids=["96ch-480x832", "192-to-96ch-240x416", "384ch-first-chunk-120x208", "384ch-120x208", "192ch-240x416",
+         "192ch-first-chunk-360x640"],
 )
 def test_tf32_grid_inputs_give_cudnns_bits_on_cuda(x_shape, out_channels):
     """fp32 x rounded to the TF32 grid and read with truncate_x: cuDNN's bits of the unrounded x, wherever
-    cuDNN runs a TF32 kernel of the chunk order (its 128x128x32 kernels of the 384-channel convs included)."""
+    cuDNN runs a TF32 kernel of the chunk order (its 128x128x32 kernels of the 384-channel convs included),
+    and with the decoder's tail split where it runs the segment_k_on one (the 192-channel convs on an H200)."""
     skip_unless_free_gpu_memory(4)
     x = random_spread(x_shape, torch.float32, 4).contiguous(memory_format=CL)
-    weight = random_spread((out_channels, x_shape[1], 3, 3, 3), torch.float32, 5) * 0.05
+    conv = torch.nn.Conv3d(x_shape[1], out_channels, 3, bias=False, device="cuda")
     with torch.no_grad():
-        stock, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), weight), x)
-        out = conv3d_chunked(rounded_to_tf32(x), weight, truncate_x=True)
-    if not decoder_module._sums_in_chunk_order(kernels):
-        pytest.skip(f"cuDNN runs {sorted(kernels)} here, not a kernel of the chunk-order families")
+        conv.weight.copy_(random_spread(conv.weight.shape, torch.float32, 5) * 0.05)
+        stock, kernels = decoder_module._conv_kernels(lambda a: F.conv3d(a.contiguous(), conv.weight), x)
+        order = decoder_module._sums_in_chunk_order(kernels)
+        if not order:
+            pytest.skip(f"cuDNN runs {sorted(kernels)} here, not a kernel of the chunk-order families")
+        out = decoder_module._chunked_conv(conv, rounded_to_tf32(x), order, truncate_x=True)
+        if order is decoder_module.ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT:
+            tail_tiles, segments = decoder_module._cudnn_tail_split(conv, x)
+            assert tail_tiles and segments > 1
+            assert not torch.equal(conv3d_chunked(rounded_to_tf32(x), conv.weight, truncate_x=True), stock)
     assert torch.equal(out, stock)

@@ -873,8 +873,8 @@ def test_chunked_convs_on_cuda(dtype, monkeypatch):
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
     conv3d_chunked, truncating = decoder_module.conv3d_chunked, []
-    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: truncating.append(
-        truncate_x) or conv3d_chunked(x, weight, truncate_x))
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False, *tail: truncating.append(
+        truncate_x) or conv3d_chunked(x, weight, truncate_x, *tail))
     stock, omni = pair("wan2.1", dtype, "cuda")
     assert_same_decode(stock, omni, real_or_tiny_latents("wan2.1", dtype))
     chunked = decoder_module.chunked_conv_geometries()
@@ -894,22 +894,32 @@ INDEXED_KERNEL = ("sm80_xmma_fprop_implicit_gemm_indexed_wo_smem_f16f16_f16f32_f
                   "stage1_warpsize4x1x1_g1_tensor16x8x16_alignc2_execute_kernel__5x_cudnn")
 TF32_CHUNKED_KERNEL = ("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize256x32x32_"
                        "warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn")
+TF32_WIDE_KERNEL = TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32")
+TF32_SPLIT_KERNEL = TF32_WIDE_KERNEL.replace("segment_k_off", "segment_k_on")
+WORKSPACE_KERNEL = ("void cask_plugin__5x_cudnn::xmma__5x_cudnn::init_device_workspace_kernel<xmma__5x_cudnn::"
+                    "implicit_gemm::fprop::Warp_specialized_params_non_template<xmma__5x_cudnn::Grid_constant_params> >"
+                    "(xmma__5x_cudnn::implicit_gemm::fprop::Warp_specialized_params_non_template<xmma__5x_cudnn::"
+                    "Grid_constant_params>, bool)")
+ChunkedConv = decoder_module.ChunkedConv
 
 
 @pytest.mark.parametrize(
     "kernels,in_order",
     [
-        ({BF16_CHUNKED_KERNEL: 1}, True),
-        ({FP16_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, True),
+        ({BF16_CHUNKED_KERNEL: 1}, ChunkedConv.ANY_INPUT),
+        ({FP16_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, ChunkedConv.ANY_INPUT),
         ({WIDE_K_KERNEL: 1}, False),  # a 64-channel K tile: other chunks
         ({INDEXED_KERNEL: 1}, False),
         ({BF16_CHUNKED_KERNEL: 1, WIDE_K_KERNEL: 1}, False),  # two kernels: not one order
         ({BF16_CHUNKED_KERNEL.replace("segment_k_off", "x").replace("_g1_", "_g2_"): 1}, False),  # grouped
         ({FP16_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),  # K split in segments
-        ({TF32_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, True),
+        ({TF32_CHUNKED_KERNEL: 1, "Memset (Device)": 1}, ChunkedConv.ANY_INPUT),
         # The same order, faster than the op unless x is on the TF32 grid already.
-        ({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1}, decoder_module._ON_TF32_GRID_ONLY),
-        ({TF32_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),
+        ({TF32_WIDE_KERNEL: 1}, ChunkedConv.TF32_GRID_ONLY),
+        # The same, but the tiles left after whole waves split along K (the workspace they meet in set up first).
+        ({TF32_SPLIT_KERNEL: 1, WORKSPACE_KERNEL: 1, "Memset (Device)": 1}, ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT),
+        ({TF32_SPLIT_KERNEL: 1, TF32_WIDE_KERNEL: 1}, False),
+        ({TF32_CHUNKED_KERNEL.replace("segment_k_off", "segment_k_on"): 1}, False),  # split tiles of another size
         ({}, False),  # no kernel seen (no CUPTI)
     ],
 )
@@ -925,33 +935,61 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
     stock_kernels = collections.Counter({BF16_CHUNKED_KERNEL: 1})
     monkeypatch.setattr(decoder_module, "_conv_kernels", lambda conv, x: (conv(x), stock_kernels))
     stock_layout = lambda x: seen.setdefault("stock", x.clone())  # noqa: E731
-    chunked = lambda x: seen.setdefault("chunked", x.clone())  # noqa: E731
-    check = decoder_module._chunked_conv_gives_stock_bits
-    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is True
-    assert seen["stock"].is_contiguous() and seen["chunked"].stride() == padded.stride()
-    assert torch.equal(seen["stock"], seen["chunked"]) and seen["stock"].unique().numel() > 50
-    assert check(padded, stock_layout, lambda x: x, lambda x: x + 1, lambda out: out) is False
-    # A family taken for TF32-grid inputs only: where the op reading them (truncate_x) ran faster than stock's conv.
-    stock_kernels = collections.Counter({TF32_CHUNKED_KERNEL.replace("256x32x32", "128x128x32"): 1})
-    timed = []
+    orders = []
 
-    def chunked(x, truncate_x=False):
+    def chunked(x, order, truncate_x=False):
+        orders.append((order, truncate_x))
         return seen.setdefault("chunked", x.clone()) if not truncate_x else x
 
-    for faster in (True, False):
-        monkeypatch.setattr(decoder_module, "_runs_faster", lambda candidate, incumbent, x, f=faster: timed.append(
-            (candidate(x) is x, incumbent(x) is x, x.stride() == padded.stride())) or f)
-        verdict = check(padded, stock_layout, lambda x: x, chunked, lambda out: out)
-        assert verdict is (decoder_module._ON_TF32_GRID_ONLY if faster else False)
-    assert timed == [(True, True, True)] * 2
-    assert check(padded, stock_layout, lambda x: x, lambda x: x + 1, lambda out: out) is False
-    assert len(timed) == 2  # not timed where the bits differ
+    plus_one = lambda x, order: x + 1  # noqa: E731
+    check = decoder_module._chunked_conv_gives_stock_bits
+    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is ChunkedConv.ANY_INPUT
+    assert orders == [(ChunkedConv.ANY_INPUT, False)]  # run in the order it is checked for, never timed
+    assert seen["stock"].is_contiguous() and seen["chunked"].stride() == padded.stride()
+    assert torch.equal(seen["stock"], seen["chunked"]) and seen["stock"].unique().numel() > 50
+    assert check(padded, stock_layout, lambda x: x, plus_one, lambda out: out) is False
+    # Families taken for TF32-grid inputs only: where the op reading them (truncate_x) ran faster than stock's conv.
+    timed = []
+    for kernel, order in ((TF32_WIDE_KERNEL, ChunkedConv.TF32_GRID_ONLY),
+                          (TF32_SPLIT_KERNEL, ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT)):
+        stock_kernels = collections.Counter({kernel: 1, WORKSPACE_KERNEL: 1})
+        for faster in (True, False):
+            orders.clear()
+            monkeypatch.setattr(decoder_module, "_runs_faster", lambda candidate, incumbent, x, f=faster: timed.append(
+                (candidate(x) is x, incumbent(x) is x, x.stride() == padded.stride())) or f)
+            verdict = check(padded, stock_layout, lambda x: x, chunked, lambda out: out)
+            assert verdict is (order if faster else False)
+            assert orders == [(order, False), (order, True)]
+    assert timed == [(True, True, True)] * 4
+    assert check(padded, stock_layout, lambda x: x, plus_one, lambda out: out) is False
+    assert len(timed) == 4  # not timed where the bits differ
     seen.clear()
     stock_kernels = collections.Counter({WIDE_K_KERNEL: 1})
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is False
     assert "chunked" not in seen
     monkeypatch.setattr(decoder_module, "_conv_kernels", lambda conv, x: None)  # the profiler would not start
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is None
+
+
+@pytest.mark.parametrize(
+    "input_shape,out_channels,sms,split",
+    [
+        ((1, 192, 6, 242, 418), 192, 132, (36, 3)),  # 6240 tiles: 36 left after 47 waves, 3 runs each
+        ((1, 192, 3, 362, 642), 192, 132, (36, 3)),  # 3600 tiles
+        ((1, 192, 3, 242, 418), 192, 132, (108, 1)),  # 1560 tiles: 108 left, too many to split
+        ((1, 192, 6, 242, 418), 192, 120, (0, 1)),  # 6240 tiles in whole waves
+        ((2, 32, 3, 3, 3), 40, 132, (1, 1)),  # one tile of one K step: nothing to split
+    ],
+)
+def test_cudnn_tail_split_counts_the_tiles_left_after_whole_waves(input_shape, out_channels, sms, split, monkeypatch):
+    """(tail_tiles, tail_segments) for cuDNN's segment_k_on 128x128x32 kernel: the 128 x 128 tiles left after
+    whole waves over the SMs, each in SMs // leftover runs of K steps (at most one per step)."""
+    kernel = 3 if input_shape[1] > 32 else 1
+    conv = torch.nn.Conv3d(input_shape[1], out_channels, kernel, device="meta")
+    padded = torch.empty(input_shape, device="meta")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: types.SimpleNamespace(
+        multi_processor_count=sms))
+    assert decoder_module._cudnn_tail_split(conv, padded) == split
 
 
 @cuda
@@ -1003,11 +1041,11 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
     force_lever_and_chunked_convs(monkeypatch)
     checks, chunked_calls = [], []
     # The first geometry checked is refused, the others pass.
-    monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits",
-                        lambda padded, *args: checks.append(tuple(padded.shape)) or len(checks) > 1)
+    monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits", lambda padded, *args: checks.append(
+        tuple(padded.shape)) or (len(checks) > 1 and ChunkedConv.ANY_INPUT))
     conv3d_chunked = decoder_module.conv3d_chunked
-    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: chunked_calls.append(
-        (tuple(x.shape), tuple(weight.shape))) or conv3d_chunked(x, weight, truncate_x))
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False, *tail: chunked_calls.append(
+        (tuple(x.shape), tuple(weight.shape), tail)) or conv3d_chunked(x, weight, truncate_x, *tail))
     _, omni = pair("wan2.1-tiny", torch.bfloat16)
     z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2)
     with torch.no_grad(), torch_wanops.reference_kernels():
@@ -1022,7 +1060,7 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
     verdicts = decoder_module._chunked_conv_verdicts
     assert len(checks) == len(verdicts) > 1 and sum(not ok for ok in verdicts.values()) == 1  # one check each
     called = set(chunked_calls)
-    assert called == {(key.input_shape, key.weight_shape) for key, ok in verdicts.items() if ok}
+    assert called == {(key.input_shape, key.weight_shape, (0, 1)) for key, ok in verdicts.items() if ok}
     assert set(decoder_module.chunked_conv_geometries()) == {
         key for key, ok in decoder_module._chunked_conv_verdicts.items() if ok
     }
@@ -1044,12 +1082,12 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         checks.append(padded.shape)
         # In order of first use: a first chunk's geometry takes the chunked conv, a later chunk's of the
         # same convs not (it reads caches the first wrote).
-        verdict = (decoder_module._ON_TF32_GRID_ONLY, True, False)[(len(checks) - 1) % 3]
+        verdict = (ChunkedConv.TF32_GRID_ONLY, ChunkedConv.ANY_INPUT, False)[(len(checks) - 1) % 3]
         if verdict:
             tf32_geometries.add((tuple(padded.shape), tuple(chunked_conv.args[0].weight.shape)))
         return verdict
 
-    def tf32_conv(x, weight, truncate_x=False):
+    def tf32_conv(x, weight, truncate_x=False, tail_tiles=0, tail_segments=1):
         x = truncated_to_tf32(x) if truncate_x else rounded_to_tf32(x)
         out = torch.nn.functional.conv3d(x.double(), rounded_to_tf32(weight).double()).float()
         return out.contiguous(memory_format=torch.channels_last_3d)
@@ -1072,8 +1110,8 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
     monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits", check)
     monkeypatch.setattr(torch.nn.Conv3d, "_conv_forward", lever_conv_forward)
     monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", recording_norm)
-    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False: chunked_calls.append(
-        (tuple(x.shape), truncate_x)) or tf32_conv(x, weight, truncate_x))
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False, *tail: chunked_calls.append(
+        (tuple(x.shape), truncate_x)) or tf32_conv(x, weight, truncate_x, *tail))
     _, omni = pair("wan2.1-tiny", torch.float32)
     z = latents("wan2.1-tiny", torch.float32, "cpu", frames=3)
     outputs, calls = [], []
@@ -1087,12 +1125,13 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
             calls.append((list(norm_calls), list(chunked_calls)))
     assert torch.equal(outputs[0], outputs[1])
     verdicts = {key.input_shape: ok for key, ok in decoder_module._chunked_conv_verdicts.items()}
-    assert set(verdicts.values()) == {True, decoder_module._ON_TF32_GRID_ONLY, False}
+    assert set(verdicts.values()) == {ChunkedConv.ANY_INPUT, ChunkedConv.TF32_GRID_ONLY, False}
     (norms_on, chunked_on), (norms_off, chunked_off) = calls
     assert any(rounded for _, rounded in norms_on) and not any(rounded for _, rounded in norms_off)
     assert all(rounded == bool(verdicts.get(shape)) for shape, rounded in norms_on)
     assert sorted(chunked_on) == sorted((shape, True) for shape, rounded in norms_on if rounded)
-    assert sorted(chunked_off) == sorted((shape, False) for shape, _ in norms_off if verdicts.get(shape) is True)
+    assert sorted(chunked_off) == sorted(
+        (shape, False) for shape, _ in norms_off if verdicts.get(shape) is ChunkedConv.ANY_INPUT)
 
 
 @cuda

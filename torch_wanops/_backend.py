@@ -245,8 +245,13 @@ def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> 
     fp32 ran best on 128 positions: with 4 stages where the kernel rounds each x operand to
     TF32 in registers (``rounds_x``; session 17: 4.56 ms against 4.94 ms on 256, cuDNN 5.64 ms),
     with 3 where x goes to the tensor cores as loaded (session 17's pre-rounded probe: 3.29 ms).
+    Above 128 output channels such an x runs best on 256 positions x (128 + 64) channels (session
+    19: 192 -> 192 at 6x242x418 2.59 against 3.76 ms on 128 x (64 + 64), 384 -> 384 at 4x122x210
+    1.31 against 1.54 ms).
     The interpreter gets the same tile (its cost is per program, so larger is no worse).
     """
+    if dtype == torch.float32 and not rounds_x and out_channels > 128:
+        return 256, 128, 64, 8, 3
     positions, stages = (128, 4 if rounds_x else 3) if dtype == torch.float32 else (256, 3)
     if out_channels <= 64:
         return positions, max(16, next_power_of_2(out_channels)), 0, 8, stages

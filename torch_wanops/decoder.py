@@ -17,6 +17,7 @@ walk does not know, or one carrying hooks, runs its own stock ``forward``.
 from __future__ import annotations
 
 import collections
+import enum
 import functools
 import logging
 import math
@@ -54,6 +55,7 @@ from torch_wanops.ops import (
     upsample_nearest_2x,
 )
 from torch_wanops.ops.cat_pad_5d import padded_shape
+from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
@@ -405,12 +407,12 @@ def _channels_last_conv(
     if torch.compiler.is_compiling():
         # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
         return lever_output(conv_without_bias(padded))
+    key = _conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
     if tf32_grid_input:
         # Asked for only where this geometry's verdicts both took conv3d_chunked (_takes_tf32_grid_input).
-        out = _chunked_conv(conv, padded, truncate_x=True)
+        out = _chunked_conv(conv, padded, _chunked_conv_verdicts[key], truncate_x=True)
         del padded
         return lever_output(out)
-    key = _conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
     epilogue = functools.partial(bias_epilogue, fused=False)
     verdict = _verdict(
         _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,
@@ -427,8 +429,8 @@ def _channels_last_conv(
             _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
             (padded, stock_layout, conv_without_bias, chunked_conv, epilogue),
             "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
-        ) is True:
-            conv_without_bias = chunked_conv
+        ) is ChunkedConv.ANY_INPUT:
+            conv_without_bias = functools.partial(chunked_conv, order=ChunkedConv.ANY_INPUT)
     out = conv_without_bias(padded)
     del padded
     return lever_output(out)
@@ -463,8 +465,28 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
     return weight
 
 
-def _chunked_conv(conv: nn.Module, padded: torch.Tensor, truncate_x: bool = False) -> torch.Tensor:
-    return conv3d_chunked(padded, conv.weight, truncate_x)
+def _chunked_conv(conv: nn.Module, padded: torch.Tensor, order: ChunkedConv, truncate_x: bool = False) -> torch.Tensor:
+    """conv3d_chunked in the order stock's conv kernel sums this geometry (its verdict)."""
+    tail = _cudnn_tail_split(conv, padded) if order is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT else (0, 1)
+    return conv3d_chunked(padded, conv.weight, truncate_x, *tail)
+
+
+def _cudnn_tail_split(conv: nn.Module, padded: torch.Tensor) -> tuple[int, int]:
+    """(tail_tiles, tail_segments) for a conv cuDNN runs with a ``segment_k_on`` 128x128x32 TF32 kernel.
+
+    Its 128 x 128 output tiles run in whole waves of one per SM; the tiles left over are each split
+    along K over SMs // leftover programs, in equal runs of K steps added last to first (H200, session
+    19, ``benchmarks/probe_split_tiles.py``: Wan2.1's 192 -> 192 convs, 36 of 6240 tiles in 3 runs at
+    480x832, 36 of 3600 at 720x1280's first chunk). At 720x1280's later chunks (12 of 14400 tiles: 11
+    runs by this rule) no even split of up to 16 runs matched; the check keeps cuDNN's conv there.
+    """
+    positions = _output_positions(conv, padded)
+    tiles = -(-positions // TAIL_TILE) * -(-conv.out_channels // TAIL_TILE)
+    sms = torch.cuda.get_device_properties(padded.device).multi_processor_count
+    leftover = tiles % sms
+    if not leftover:
+        return 0, 1
+    return leftover, min(sms // leftover, k_steps(padded, conv.weight))
 
 
 def _verdict(
@@ -578,19 +600,30 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # ties to even; the op so rounds, and gave its bits on every such probe (96 -> 96 at 480x832 and
 # 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Its 128x128x32 kernels
 # (384 channels) sum in the same order but run faster than the op rounding x in registers, and their
-# `segment_k_on` variant (192 channels) in another order.
+# `segment_k_on` variant (192 channels) too, but for the tiles left after whole waves, which it splits
+# along K (session 19, _cudnn_tail_split).
 # With TF32_GRID_CONV_INPUTS (session 18) the fused norm writes the fp32 conv input of a geometry
 # already checked on the TF32 grid, and the op reads it as loaded: 3.3 against 4.8 ms at
 # 96 -> 96 (session 17's pre-rounded probe), and faster than cuDNN's 128x128x32 kernels too
-# (384 -> 384 at 4x122x210: 1.51 against 1.83 ms), which are so taken for such inputs only
-# (_ON_TF32_GRID_ONLY), and only where the op ran faster in the check: not so at Wan2.2's 256- and
-# 512-channel convs, where taking them cost its fp32 decode 0.22 s (session 18).
+# (384 -> 384 at 4x122x210: 1.51 against 1.83 ms; 1.31 ms on session 19's wider tile; 192 -> 192 at
+# 6x242x418 2.59 against 3.09 ms with its tail tiles split), which are so taken for such inputs only
+# (ChunkedConv.TF32_GRID_ONLY*), and only where the op ran faster in the check: not so at Wan2.2's
+# 256- and 512-channel convs, where taking them cost its fp32 decode 0.22 s (session 18).
 CHUNKED_CONVS = True
 TF32_GRID_CONV_INPUTS = True
 _CHUNKED_CONV_POSITIONS = 48 * 1024
-# True (the op for any input), _ON_TF32_GRID_ONLY, or False (cuDNN's conv).
-_ON_TF32_GRID_ONLY = "on the TF32 grid only"
-_chunked_conv_verdicts: dict[ConvGeometry, bool | str] = {}
+
+
+class ChunkedConv(enum.Enum):
+    """A geometry's chunked-conv verdict where conv3d_chunked gave stock's bits (False where it keeps cuDNN's conv)."""
+
+    ANY_INPUT = "conv3d_chunked for any input"
+    TF32_GRID_ONLY = "conv3d_chunked for fp32 inputs on the TF32 grid"
+    # cuDNN's segment_k_on kernel: the chunk order, but the tiles left after whole waves split along K.
+    TF32_GRID_ONLY_TAIL_SPLIT = "conv3d_chunked for fp32 inputs on the TF32 grid, its tail tiles split as cuDNN's"
+
+
+_chunked_conv_verdicts: dict[ConvGeometry, ChunkedConv | bool] = {}
 _CHUNK_ORDER_KERNELS = (
     re.compile(
         r"sm80_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
@@ -601,12 +634,15 @@ _CHUNK_ORDER_KERNELS = (
         r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
     ),
 )
-# fp32 as TF32, the same order; the group is the tile's output-channel width. Only the 32-wide tile
-# is slower than the op rounding x in registers: wider ones are taken for TF32-grid inputs only.
+# fp32 as TF32, the same order; the groups are the tile (positions x output channels) and whether K
+# segments are on. Only the 32-wide tile is slower than the op rounding x in registers: wider ones are
+# taken for TF32-grid inputs only; with K segments, the 128x128 tile only (_cudnn_tail_split).
 _TF32_CHUNK_ORDER_KERNEL = re.compile(
-    r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize\d+x(\d+)x32_"
-    r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_off_kernel__5x_cudnn"
+    r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize(\d+x\d+)x32_"
+    r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_(on|off)_kernel__5x_cudnn"
 )
+# The workspace a segment_k_on kernel's split tiles meet in, zeroed before it runs: no arithmetic.
+_WORKSPACE_KERNEL = "init_device_workspace_kernel"
 
 
 def _takes_chunked_conv(conv: nn.Module, padded: torch.Tensor) -> bool:
@@ -630,19 +666,22 @@ def _output_positions(conv: nn.Module, padded: torch.Tensor) -> int:
     return batch * math.prod(n - k + 1 for n, k in zip(sizes, conv.kernel_size))
 
 
-def _sums_in_chunk_order(kernels: collections.Counter[str]) -> bool | str:
-    """Whether a conv ran one cuDNN kernel that adds as conv3d_chunked does (memsets apart):
-    True, _ON_TF32_GRID_ONLY where the op pays only for inputs on the TF32 grid, or False."""
-    gemms = {name for name in kernels if not name.startswith("Memset")}
+def _sums_in_chunk_order(kernels: collections.Counter[str]) -> ChunkedConv | bool:
+    """How conv3d_chunked adds as the one cuDNN kernel a conv ran (memsets and workspace set-up apart),
+    or False where it does not."""
+    gemms = {name for name in kernels if not name.startswith("Memset") and _WORKSPACE_KERNEL not in name}
     if len(gemms) != 1:
         return False
     name = next(iter(gemms))
     if any(family.fullmatch(name) for family in _CHUNK_ORDER_KERNELS):
-        return True
+        return ChunkedConv.ANY_INPUT
     tf32 = _TF32_CHUNK_ORDER_KERNEL.fullmatch(name)
     if tf32 is None:
         return False
-    return True if tf32.group(1) == "32" else _ON_TF32_GRID_ONLY
+    tile, segments = tf32.groups()
+    if segments == "on":
+        return ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT if tile == "128x128" else False
+    return ChunkedConv.ANY_INPUT if tile.endswith("x32") else ChunkedConv.TF32_GRID_ONLY
 
 
 def _takes_tf32_grid_input(conv: nn.Module, x: torch.Tensor) -> bool:
@@ -662,17 +701,18 @@ def _chunked_conv_gives_stock_bits(
     padded: torch.Tensor,
     stock_layout: Callable[[torch.Tensor], torch.Tensor],
     conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
-    chunked_conv: Callable[[torch.Tensor], torch.Tensor],
+    chunked_conv: Callable[..., torch.Tensor],
     bias_epilogue: Callable[[torch.Tensor], torch.Tensor],
-) -> bool | None:
-    """Whether conv3d_chunked and the bias epilogue give the stock layout's bits for ``padded``'s geometry.
+) -> ChunkedConv | bool | None:
+    """The chunked-conv verdict for ``padded``'s geometry: how conv3d_chunked and the bias epilogue
+    give the stock layout's bits (``chunked_conv(x, order, truncate_x=False)``), or False.
 
     Stock's conv must run one kernel of the families whose order the chunked kernel follows
     (``_sums_in_chunk_order``); then the outputs are compared on the lever check's random probe,
-    each layout's probe built in turn. None where the profiler would not start. For a family taken
-    on TF32-grid inputs only, _ON_TF32_GRID_ONLY in place of True, and only where the op reading
-    such an input ran faster than stock's conv on the probe (session 18, H200: 1.5 against 1.8 ms
-    at Wan2.1's 384 -> 384, slower than cuDNN at Wan2.2's 256 and 512 channels).
+    each layout's probe built in turn. None where the profiler would not start. A family taken on
+    TF32-grid inputs only is taken only where the op reading such an input ran faster than stock's
+    conv on the probe (session 18, H200: 1.5 against 1.8 ms at Wan2.1's 384 -> 384, slower than
+    cuDNN at Wan2.2's 256 and 512 channels).
     """
     with torch.no_grad():
         rows, columns = _probe_factors(padded)
@@ -688,13 +728,13 @@ def _chunked_conv_gives_stock_bits(
         reference = stock_layout(probe)
         del probe
         probe = torch.add(rows, columns, out=torch.empty_like(padded))
-        candidate = bias_epilogue(chunked_conv(probe))
+        candidate = bias_epilogue(chunked_conv(probe, in_chunk_order))
         if not _same_bits(candidate, reference):
             return False
         del candidate, reference
         # The op's speed does not depend on the values: the probe stands in for a TF32-grid input.
-        if in_chunk_order is _ON_TF32_GRID_ONLY and not _runs_faster(
-            functools.partial(chunked_conv, truncate_x=True), conv_without_bias, probe
+        if in_chunk_order is not ChunkedConv.ANY_INPUT and not _runs_faster(
+            functools.partial(chunked_conv, order=in_chunk_order, truncate_x=True), conv_without_bias, probe
         ):
             logger.info("conv3d_chunked slower than stock's conv for %s: it keeps cuDNN's", tuple(padded.shape))
             return False

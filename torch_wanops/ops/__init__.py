@@ -81,17 +81,22 @@ def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor, residual: torch.Ten
     return torch.ops.wanops.bias_add_contiguous(x, bias, residual)
 
 
-def conv3d_chunked(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool = False) -> torch.Tensor:
+def conv3d_chunked(
+    x: torch.Tensor, weight: torch.Tensor, truncate_x: bool = False, tail_tiles: int = 0, tail_segments: int = 1
+) -> torch.Tensor:
     """``F.conv3d(x, weight)`` (stride 1, no padding, no bias) summed in cuDNN's 32-channel-chunk order, channels_last_3d.
 
     Where cuDNN runs an implicit-GEMM kernel with a 32-channel K tile for this geometry, the
     same bits as ``F.conv3d``; elsewhere the same conv, rounded in its own order. With
     ``truncate_x`` an fp32 x is read with the 13 low significand bits TF32 drops cleared
     (as the tensor cores read fp32) rather than rounded: the same for x on the TF32 grid, faster.
+    ``tail_tiles`` of the output's 128 x 128 tiles, the last ones, sum their K steps in
+    ``tail_segments`` runs added last to first, as cuDNN's ``segment_k_on`` kernels sum the tiles
+    left over after whole waves (the module's docstring).
     """
     if not torch.compiler.is_compiling():
-        check_conv3d_chunked_types(x, weight, truncate_x)
-    return torch.ops.wanops.conv3d_chunked(x, weight, truncate_x)
+        check_conv3d_chunked_types(x, weight, truncate_x, tail_tiles, tail_segments)
+    return torch.ops.wanops.conv3d_chunked(x, weight, truncate_x, tail_tiles, tail_segments)
 
 
 def channels_last_copy(x: torch.Tensor) -> torch.Tensor:
