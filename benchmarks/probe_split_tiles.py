@@ -16,8 +16,8 @@ split and the partial sums added:
 - any split into two or three segments;
 - segment lengths L or L + 1 at any phase.
 
-Partial sums are a Triton GEMM in the chunk order (the one conv3d_chunked uses) over a K-step
-range, so each segment's sum is what a program summing only that range gets. The inputs are on
+Partial sums come from conv3d_chunked's own K steps (``csrc_triton.conv3d_chunked``'s helpers) over a
+K-step range, so each segment's sum is what a program summing only that range gets. The inputs are on
 the TF32 grid (as ``TF32_GRID_CONV_INPUTS`` gives the decoder), so only the order matters.
 """
 
@@ -37,6 +37,7 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from csrc_triton.conv3d_chunked import dot_step, output_positions, x_operand  # noqa: E402
 from torch_wanops import _backend  # noqa: E402
 from torch_wanops.decoder import _conv_kernels  # noqa: E402
 from torch_wanops.ops import conv3d_chunked  # noqa: E402
@@ -64,35 +65,18 @@ def partial_sums_kernel(
     IN_CHANNELS: tl.constexpr, KT: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr, CHUNK: tl.constexpr,
     STEPS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
-    """Program s: the tile's sum over K steps s .. e - 1, stored as table[s, e] for every e > s."""
+    """Program s: the tile's sum over K steps s .. e - 1, stored as table[s, e] for every e > s (the op's steps)."""
     start = tl.program_id(0)
     rows = tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
-    m = m_start + rows
-    m_ok = m < positions
-    m = tl.where(m_ok, m, 0)
-    w = m % out_width
-    rest = m // out_width
-    h = rest % out_height
-    rest = rest // out_height
-    t = rest % out_frames
-    b = rest // out_frames
-    x_base = b * x_sb + t * x_st + h * x_sh + w * x_sw
+    m, m_ok, x_base = output_positions(m_start, positions, out_frames, out_height, out_width, x_sb, x_st, x_sh, x_sw,
+                                       False, BLOCK_M)
     n = n_start + cols
-    k = tl.arange(0, CHUNK)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for step in range(start, STEPS):
-        chunk = step // (KT * KH * KW)
-        tap = step % (KT * KH * KW)
-        dt = tap // (KH * KW)
-        dh = (tap // KW) % KH
-        dw = tap % KW
-        c = chunk * CHUNK + k
-        a = tl.load(x_ptr + (x_base + dt * x_st + dh * x_sh + dw * x_sw)[:, None] + c[None, :] * x_sc,
-                    mask=m_ok[:, None], other=0.0)
-        wb = tl.load(w_ptr + c[:, None] * w_sc + dt * w_st + dh * w_sh + dw * w_sw + n[None, :] * w_sn,
-                     mask=(n < out_channels)[None, :], other=0.0)
-        acc = tl.dot(a, wb, acc, input_precision="tf32")
+        a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                         False, False)
+        acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK, False)
         offset = ((start * (STEPS + 1) + step + 1) * BLOCK_M + rows[:, None]) * BLOCK_N + cols[None, :]
         tl.store(table_ptr + offset, acc)
 

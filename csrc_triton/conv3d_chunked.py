@@ -29,7 +29,7 @@ from .rounding import round_to_tf32_grid, truncate_to_tf32_grid
 
 
 @triton.jit
-def _positions(first, positions, out_frames, out_height, out_width, x_sb, x_st, x_sh, x_sw,
+def output_positions(first, positions, out_frames, out_height, out_width, x_sb, x_st, x_sh, x_sw,
                INDEX64: tl.constexpr, BLOCK_M: tl.constexpr):
     """Output positions first .. first + BLOCK_M - 1 (clamped in range), which of them exist, and their x offsets."""
     m = first + tl.arange(0, BLOCK_M)
@@ -47,7 +47,7 @@ def _positions(first, positions, out_frames, out_height, out_width, x_sb, x_st, 
 
 
 @triton.jit
-def _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT: tl.constexpr, KH: tl.constexpr,
+def x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT: tl.constexpr, KH: tl.constexpr,
                KW: tl.constexpr, CHUNK: tl.constexpr, ROUND_X: tl.constexpr, DOT_IN_FP32: tl.constexpr):
     """K step ``step`` (chunk-major, taps inside): its x operand, its channel chunk and its tap (frame, row, column)."""
     chunk = step // (KT * KH * KW)
@@ -73,7 +73,7 @@ def _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT: tl.constex
 
 
 @triton.jit
-def _dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+def dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
               CHUNK: tl.constexpr, DOT_IN_FP32: tl.constexpr):
     """acc plus the dot of x operand ``a`` with the weight of output channels n at a step's chunk and tap."""
     c = chunk * CHUNK + tl.arange(0, CHUNK)
@@ -88,7 +88,7 @@ def _dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_s
 
 
 @triton.jit
-def _store(out_ptr, m, m_ok, n, out_channels, acc):
+def store_tile(out_ptr, m, m_ok, n, out_channels, acc):
     # channels_last_3d output: position m's channels are contiguous.
     tl.store(out_ptr + m[:, None] * out_channels + n[None, :], acc.to(out_ptr.dtype.element_ty),
              mask=m_ok[:, None] & (n < out_channels)[None, :])
@@ -118,8 +118,8 @@ def conv3d_chunked_kernel(
     BLOCK_N1: tl.constexpr,
     BLOCK_N2: tl.constexpr,
 ):
-    m, m_ok, x_base = _positions(tl.program_id(0) * BLOCK_M, positions, out_frames, out_height, out_width,
-                                 x_sb, x_st, x_sh, x_sw, INDEX64, BLOCK_M)
+    m, m_ok, x_base = output_positions(tl.program_id(0) * BLOCK_M, positions, out_frames, out_height, out_width,
+                                       x_sb, x_st, x_sh, x_sw, INDEX64, BLOCK_M)
     n0 = tl.program_id(1) * (BLOCK_N1 + BLOCK_N2)
     n1 = n0 + tl.arange(0, BLOCK_N1)
     acc1 = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
@@ -128,16 +128,16 @@ def conv3d_chunked_kernel(
         acc2 = tl.zeros((BLOCK_M, BLOCK_N2), dtype=tl.float32)
     # One flat loop (chunk-major, taps inside) so that Triton pipelines its loads.
     for step in range((IN_CHANNELS // CHUNK) * KT * KH * KW):
-        a, chunk, dt, dh, dw = _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
-                                          ROUND_X, DOT_IN_FP32)
-        acc1 = _dot_step(acc1, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
-                         DOT_IN_FP32)
+        a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                         ROUND_X, DOT_IN_FP32)
+        acc1 = dot_step(acc1, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
+                        DOT_IN_FP32)
         if BLOCK_N2 > 0:
-            acc2 = _dot_step(acc2, a, w_ptr, chunk, dt, dh, dw, n2, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
-                             CHUNK, DOT_IN_FP32)
-    _store(out_ptr, m, m_ok, n1, out_channels, acc1)
+            acc2 = dot_step(acc2, a, w_ptr, chunk, dt, dh, dw, n2, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+                            CHUNK, DOT_IN_FP32)
+    store_tile(out_ptr, m, m_ok, n1, out_channels, acc1)
     if BLOCK_N2 > 0:
-        _store(out_ptr, m, m_ok, n2, out_channels, acc2)
+        store_tile(out_ptr, m, m_ok, n2, out_channels, acc2)
 
 
 @triton.jit
@@ -168,8 +168,8 @@ def tail_tiles_kernel(
     segment s sums steps s * K // SEGMENTS .. (s + 1) * K // SEGMENTS - 1; the sums added last to first."""
     tile = first_tile + tl.program_id(0)
     channel_tiles = tl.cdiv(out_channels, TILE)
-    m, m_ok, x_base = _positions((tile // channel_tiles) * TILE, positions, out_frames, out_height, out_width,
-                                 x_sb, x_st, x_sh, x_sw, INDEX64, TILE)
+    m, m_ok, x_base = output_positions((tile // channel_tiles) * TILE, positions, out_frames, out_height, out_width,
+                                       x_sb, x_st, x_sh, x_sw, INDEX64, TILE)
     n = (tile % channel_tiles) * TILE + tl.arange(0, TILE)
     steps: tl.constexpr = (IN_CHANNELS // CHUNK) * KT * KH * KW
     total = tl.zeros((TILE, TILE), dtype=tl.float32)
@@ -177,12 +177,12 @@ def tail_tiles_kernel(
         segment = SEGMENTS - 1 - done
         acc = tl.zeros((TILE, TILE), dtype=tl.float32)
         for step in range(segment * steps // SEGMENTS, (segment + 1) * steps // SEGMENTS):
-            a, chunk, dt, dh, dw = _x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
-                                              ROUND_X, DOT_IN_FP32)
-            acc = _dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
-                            DOT_IN_FP32)
+            a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                             ROUND_X, DOT_IN_FP32)
+            acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
+                           DOT_IN_FP32)
         if done == 0:
             total = acc
         else:
             total = total + acc
-    _store(out_ptr, m, m_ok, n, out_channels, total)
+    store_tile(out_ptr, m, m_ok, n, out_channels, total)
