@@ -992,6 +992,20 @@ def test_cudnn_tail_split_counts_the_tiles_left_after_whole_waves(input_shape, o
     assert decoder_module._cudnn_tail_split(conv, padded) == split
 
 
+def test_chunked_conv_hands_the_op_the_split_of_its_verdict(monkeypatch):
+    """Only a tail-split verdict asks conv3d_chunked for cuDNN's tail split; truncate_x passes through."""
+    conv = torch.nn.Conv3d(192, 192, 3, device="meta")
+    padded = torch.empty(1, 192, 6, 242, 418, device="meta")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: types.SimpleNamespace(
+        multi_processor_count=132))
+    calls = []
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, *args: calls.append(
+        (x is padded, weight is conv.weight, *args)))
+    for order in ChunkedConv:
+        decoder_module._chunked_conv(conv, padded, order, truncate_x=order is not ChunkedConv.ANY_INPUT)
+    assert calls == [(True, True, False, 0, 1), (True, True, True, 0, 1), (True, True, True, 36, 3)]
+
+
 @cuda
 def test_runs_faster_compares_gpu_times():
     x = torch.randn(2048, 2048, device="cuda")
