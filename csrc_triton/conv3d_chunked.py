@@ -13,11 +13,11 @@ which read fp32 as TF32 by dropping the low 13 significand bits (emulated under 
 whose dot reads them all). The launcher hands the weight in rounded already.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
 
-``tail_tiles_kernel`` then recomputes the output's last tiles of 128 positions x 128 channels the
-way cuDNN's ``segment_k_on`` TF32 kernels do (the tiles left over after whole waves over the SMs,
-whose K steps it spreads over several programs): the K steps cut into SEGMENTS runs, each summed
-from zero in the same order, the partial sums then added from the last run back to the first
-(H200, session 19: ``benchmarks/probe_split_tiles.py``).
+A second launch with TAIL_SEGMENTS > 1 then rewrites the output's last tiles (BLOCK_M positions x
+BLOCK_N1 channels each, 128 x 128) the way cuDNN's ``segment_k_on`` TF32 kernels sum them (the tiles
+left over after whole waves over the SMs, whose K steps it spreads over several programs): the K
+steps cut into TAIL_SEGMENTS runs, each summed from zero in the same order, the partial sums then
+added from the last run back to the first (H200, session 19: ``benchmarks/probe_split_tiles.py``).
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
 """
@@ -99,6 +99,7 @@ def conv3d_chunked_kernel(
     x_ptr,
     w_ptr,
     out_ptr,
+    first_tail_tile,
     positions,
     out_channels,
     out_frames,
@@ -117,72 +118,52 @@ def conv3d_chunked_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N1: tl.constexpr,
     BLOCK_N2: tl.constexpr,
+    TAIL_SEGMENTS: tl.constexpr,
 ):
-    m, m_ok, x_base = output_positions(tl.program_id(0) * BLOCK_M, positions, out_frames, out_height, out_width,
+    if TAIL_SEGMENTS == 1:
+        m_first = tl.program_id(0) * BLOCK_M
+    else:
+        # One tail tile per program, tiles in position-major order from first_tail_tile.
+        tile = first_tail_tile + tl.program_id(0)
+        channel_tiles = tl.cdiv(out_channels, BLOCK_N1)
+        m_first = (tile // channel_tiles) * BLOCK_M
+    m, m_ok, x_base = output_positions(m_first, positions, out_frames, out_height, out_width,
                                        x_sb, x_st, x_sh, x_sw, INDEX64, BLOCK_M)
-    n0 = tl.program_id(1) * (BLOCK_N1 + BLOCK_N2)
+    if TAIL_SEGMENTS == 1:
+        n0 = tl.program_id(1) * (BLOCK_N1 + BLOCK_N2)
+    else:
+        n0 = (tile % channel_tiles) * BLOCK_N1
     n1 = n0 + tl.arange(0, BLOCK_N1)
-    acc1 = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
-    if BLOCK_N2 > 0:
-        n2 = n0 + BLOCK_N1 + tl.arange(0, BLOCK_N2)
-        acc2 = tl.zeros((BLOCK_M, BLOCK_N2), dtype=tl.float32)
-    # One flat loop (chunk-major, taps inside) so that Triton pipelines its loads.
-    for step in range((IN_CHANNELS // CHUNK) * KT * KH * KW):
-        a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
-                                         ROUND_X, DOT_IN_FP32)
-        acc1 = dot_step(acc1, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
-                        DOT_IN_FP32)
-        if BLOCK_N2 > 0:
-            acc2 = dot_step(acc2, a, w_ptr, chunk, dt, dh, dw, n2, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
-                            CHUNK, DOT_IN_FP32)
-    store_tile(out_ptr, m, m_ok, n1, out_channels, acc1)
-    if BLOCK_N2 > 0:
-        store_tile(out_ptr, m, m_ok, n2, out_channels, acc2)
-
-
-@triton.jit
-def tail_tiles_kernel(
-    x_ptr,
-    w_ptr,
-    out_ptr,
-    first_tile,
-    positions,
-    out_channels,
-    out_frames,
-    out_height,
-    out_width,
-    x_sb, x_sc, x_st, x_sh, x_sw,
-    w_sn, w_sc, w_st, w_sh, w_sw,
-    IN_CHANNELS: tl.constexpr,
-    KT: tl.constexpr,
-    KH: tl.constexpr,
-    KW: tl.constexpr,
-    CHUNK: tl.constexpr,
-    SEGMENTS: tl.constexpr,
-    ROUND_X: tl.constexpr,
-    DOT_IN_FP32: tl.constexpr,
-    INDEX64: tl.constexpr,
-    TILE: tl.constexpr,
-):
-    """One program per tail tile (TILE positions x TILE channels, tiles in position-major order):
-    segment s sums steps s * K // SEGMENTS .. (s + 1) * K // SEGMENTS - 1; the sums added last to first."""
-    tile = first_tile + tl.program_id(0)
-    channel_tiles = tl.cdiv(out_channels, TILE)
-    m, m_ok, x_base = output_positions((tile // channel_tiles) * TILE, positions, out_frames, out_height, out_width,
-                                       x_sb, x_st, x_sh, x_sw, INDEX64, TILE)
-    n = (tile % channel_tiles) * TILE + tl.arange(0, TILE)
     steps: tl.constexpr = (IN_CHANNELS // CHUNK) * KT * KH * KW
-    total = tl.zeros((TILE, TILE), dtype=tl.float32)
-    for done in tl.static_range(SEGMENTS):
-        segment = SEGMENTS - 1 - done
-        acc = tl.zeros((TILE, TILE), dtype=tl.float32)
-        for step in range(segment * steps // SEGMENTS, (segment + 1) * steps // SEGMENTS):
+    if TAIL_SEGMENTS == 1:
+        acc1 = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
+        if BLOCK_N2 > 0:
+            n2 = n0 + BLOCK_N1 + tl.arange(0, BLOCK_N2)
+            acc2 = tl.zeros((BLOCK_M, BLOCK_N2), dtype=tl.float32)
+        # One flat loop (chunk-major, taps inside) so that Triton pipelines its loads.
+        for step in range(steps):
             a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
                                              ROUND_X, DOT_IN_FP32)
-            acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
-                           DOT_IN_FP32)
-        if done == 0:
-            total = acc
-        else:
-            total = total + acc
-    store_tile(out_ptr, m, m_ok, n, out_channels, total)
+            acc1 = dot_step(acc1, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+                            CHUNK, DOT_IN_FP32)
+            if BLOCK_N2 > 0:
+                acc2 = dot_step(acc2, a, w_ptr, chunk, dt, dh, dw, n2, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+                                CHUNK, DOT_IN_FP32)
+        store_tile(out_ptr, m, m_ok, n1, out_channels, acc1)
+        if BLOCK_N2 > 0:
+            store_tile(out_ptr, m, m_ok, n2, out_channels, acc2)
+    else:
+        # Run s sums steps s * K // TAIL_SEGMENTS .. (s + 1) * K // TAIL_SEGMENTS - 1; the sums added last to first.
+        for done in tl.static_range(TAIL_SEGMENTS):
+            segment = TAIL_SEGMENTS - 1 - done
+            acc = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
+            for step in range(segment * steps // TAIL_SEGMENTS, (segment + 1) * steps // TAIL_SEGMENTS):
+                a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW,
+                                                 CHUNK, ROUND_X, DOT_IN_FP32)
+                acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
+                               CHUNK, DOT_IN_FP32)
+            if done == 0:
+                total = acc
+            else:
+                total = total + acc
+        store_tile(out_ptr, m, m_ok, n1, out_channels, total)
