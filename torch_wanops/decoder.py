@@ -55,7 +55,7 @@ from torch_wanops.ops import (
     upsample_nearest_2x,
 )
 from torch_wanops.ops.cat_pad_5d import padded_shape
-from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
+from torch_wanops.ops.conv3d_chunked import k_steps, output_tiles
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
@@ -477,11 +477,11 @@ def _cudnn_tail_split(conv: nn.Module, padded: torch.Tensor) -> tuple[int, int]:
     Its 128 x 128 output tiles run in whole waves of one per SM; the tiles left over are each split
     along K over SMs // leftover programs, in equal runs of K steps added last to first (H200, session
     19, ``benchmarks/probe_split_tiles.py``: Wan2.1's 192 -> 192 convs, 36 of 6240 tiles in 3 runs at
-    480x832, 36 of 3600 at 720x1280's first chunk). At 720x1280's later chunks (12 of 14400 tiles: 11
-    runs by this rule) no even split of up to 16 runs matched; the check keeps cuDNN's conv there.
+    480x832, 36 of 3600 at 720x1280's first chunk). At 720x1280's later chunks cuDNN splits others
+    (384 -> 384: 27 of 2700 tiles in 3 runs, where this rule says 60 in 2; 192 -> 192: 12 of 14400
+    tiles, no even split of 2 to 40 runs matched); the check keeps cuDNN's conv there.
     """
-    positions = _output_positions(conv, padded)
-    tiles = -(-positions // TAIL_TILE) * -(-conv.out_channels // TAIL_TILE)
+    tiles = output_tiles(padded, conv.weight)
     sms = torch.cuda.get_device_properties(padded.device).multi_processor_count
     leftover = tiles % sms
     if not leftover:
