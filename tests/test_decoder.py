@@ -2,6 +2,7 @@
 
 import collections
 import importlib
+import time
 import types
 
 import pytest
@@ -1017,6 +1018,34 @@ def test_runs_faster_compares_gpu_times():
 
     assert decoder_module._runs_faster(torch.neg, slow, x)
     assert not decoder_module._runs_faster(slow, torch.neg, x)
+
+
+@cuda
+def test_runs_faster_hides_the_candidates_cpu_launch_behind_its_previous_call():
+    """A candidate whose calls spend CPU time before their GPU work (a Triton launch from Python) is
+    judged by its GPU time, as in a decode's stream of calls: 10 matmuls after a CPU wait of 3 matmuls'
+    time beat 11.5 matmuls without (one call timed alone would be 13 against 11.5)."""
+    x = torch.randn(2048, 2048, device="cuda") / 64
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    x @ x
+    start.record()
+    for _ in range(20):
+        x @ x
+    end.record()
+    end.synchronize()
+    matmul_s = start.elapsed_time(end) / 20 / 1000
+
+    def matmuls(count):
+        out = x
+        for _ in range(count):
+            out = out @ x
+        return out
+
+    def candidate(a):
+        time.sleep(3 * matmul_s)
+        return matmuls(10)
+
+    assert decoder_module._runs_faster(candidate, lambda a: (matmuls(11), x[:1024] @ x), x)
 
 
 def test_chunked_convs_only_for_plain_convs_with_enough_output_positions(monkeypatch):
