@@ -7,9 +7,12 @@ import types
 
 import pytest
 import torch
-from conftest import HAS_KERNELS, KERNEL_DEVICE, cuda, run_impl
+from conftest import HAS_CUDA, HAS_KERNELS, KERNEL_DEVICE, LAYOUTS, cuda, make_layout, random_tensor, run_impl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from diffusers import AutoencoderKLWan
 from diffusers.models.autoencoders.autoencoder_kl_wan import (
+    WanAttentionBlock,
     WanCausalConv3d,
     WanDecoder3d,
     WanResidualBlock,
@@ -171,16 +174,18 @@ def test_decode_calls_the_ops(arch):
     shortcuts = [b for b in omni.decoder.up_blocks if getattr(b, "avg_shortcut", None) is not None]
     # Every residual block's two convs and conv_out take a norm + SiLU first.
     normed_convs = 2 * sum(type(m) is WanResidualBlock for m in omni.decoder.modules()) + 1
+    # The mid block's attention normalizes each chunk's frames with the op too (no padding).
+    attention_norms = frames * sum(type(m) is WanAttentionBlock for m in omni.decoder.modules())
+    assert attention_norms
     with torch.no_grad(), OpCounter() as counter:
         omni.decode(z)
     # The mid block's attention hands the next residual block a one-frame channels-last
     # view with a non-canonical frame stride: that block's norms (two per chunk at most)
     # keep the stock modules.
-    assert frames * (normed_convs - 2) <= counter.counts["rms_norm_cat_pad_5d"] <= frames * normed_convs
+    norms = counter.counts["rms_norm_cat_pad_5d"] - attention_norms
+    assert frames * (normed_convs - 2) <= norms <= frames * normed_convs
     # The temporal upsamplers' convs skip the first chunk ("Rep").
-    assert counter.counts["cat_pad_5d"] + counter.counts["rms_norm_cat_pad_5d"] == (
-        frames * len(padded_convs) - len(time_convs)
-    )
+    assert counter.counts["cat_pad_5d"] + norms == frames * len(padded_convs) - len(time_convs)
     assert counter.counts["dup_up3d_add"] == frames * len(shortcuts)
     assert counter.counts["dup_up3d_add"] > 0 if "2.2" in arch else counter.counts["dup_up3d_add"] == 0
 
@@ -828,6 +833,53 @@ def test_fused_upsample_keeps_the_bits(device, impl, arch, dtype, batch, monkeyp
     resamplers = [m for m in omni.decoder.modules() if getattr(m, "mode", None) in ("upsample2d", "upsample3d")]
     channels_last = device == "cuda"
     assert len(calls) == 3 * len(resamplers) and all(call == channels_last for call in calls)
+
+
+ATTENTION_DEVICES = [(device, impl, dtype) for device, impl in IMPLS for dtype in (torch.float32, torch.float16)]
+ATTENTION_DEVICES += [("cpu", "reference", torch.bfloat16)] + [("cuda", "triton", torch.bfloat16)] * HAS_CUDA
+
+
+@pytest.mark.parametrize("device,impl,dtype", ATTENTION_DEVICES, ids=str)
+@settings(deadline=None)
+@given(
+    batch=st.integers(1, 2),
+    channels=st.sampled_from([4, 8, 12, 24]),
+    frames=st.integers(1, 3),
+    height=st.integers(1, 5),
+    width=st.integers(1, 6),
+    layout=st.sampled_from(LAYOUTS),
+    seed=st.integers(0, 2**16),
+)
+def test_attention_block_gives_the_stock_blocks_bits(device, impl, dtype, batch, channels, frames, height, width,
+                                                     layout, seed):
+    """attention_block (its norm from rms_norm_cat_pad_5d) against WanAttentionBlock with the same weights:
+    the same values and strides, whatever x's layout. bf16 through the kernels on CUDA only (the
+    interpreter truncates where the GPU rounds)."""
+    torch.manual_seed(seed)
+    block = WanAttentionBlock(channels).to(device=device, dtype=dtype)
+    with torch.no_grad():
+        block.norm.gamma.uniform_(0.5, 1.5)
+    x = make_layout(random_tensor((batch, channels, frames, height, width), dtype, device, seed), layout)
+    with torch.no_grad():
+        expected = block(x)
+        got = run_impl(impl, decoder_module.attention_block, block, x)
+    assert got.stride() == expected.stride()
+    assert torch.equal(got, expected)
+
+
+def test_attention_block_runs_other_blocks_as_they_are(monkeypatch):
+    """A hooked block, or a norm the op does not mirror (another dtype), runs the block's own forward."""
+    block = WanAttentionBlock(4)
+    x = torch.randn(1, 4, 2, 3, 3)
+    calls = []
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", lambda *args: calls.append(args) or 1 / 0)
+    block.register_forward_hook(lambda module, args, out: calls.append("hook"))
+    assert torch.equal(decoder_module.attention_block(block, x), block(x))
+    assert calls == ["hook", "hook"]
+    calls.clear()
+    other = WanAttentionBlock(4)
+    other.norm.gamma.data = other.norm.gamma.data.half()
+    assert torch.equal(decoder_module.attention_block(other, x), other(x)) and not calls
 
 
 def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):

@@ -217,14 +217,20 @@ def channels_last_copy_tile(channels: int, positions: int, element_size: int) ->
 
 
 def cudnn_convs_may_use_tf32() -> bool:
-    """Whether cuDNN may run fp32 convolutions in TF32 now: what ATen's convs read (never with cuDNN off).
+    """Whether cuDNN may run fp32 convolutions in TF32 now: what ATen's convs read (never with cuDNN off)."""
+    return torch.backends.cudnn.enabled and fp32_convs_in_tf32()
+
+
+@torch.compiler.assume_constant_result
+def fp32_convs_in_tf32() -> bool:
+    """Whether cuDNN's fp32 convolutions may use TF32, cuDNN enabled or not.
 
     From the fp32_precision settings where this torch has them (a "none" inherits from the
     setting above it; the legacy ``torch.backends.cudnn.allow_tf32`` maps onto them, and reading
-    it raises once convs and RNNs are set apart), else from ``allow_tf32``.
+    it raises once convs and RNNs are set apart), else from ``allow_tf32``. Dynamo cannot trace
+    the settings' getter: a graph takes the value it had when traced, without a guard
+    (torch_wanops.compile watches it instead).
     """
-    if not torch.backends.cudnn.enabled:
-        return False
     precision_of = getattr(torch._C, "_get_fp32_precision_getter", None)
     if precision_of is None:
         return torch.backends.cudnn.allow_tf32

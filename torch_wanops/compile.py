@@ -16,9 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch._inductor.config
 
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
+from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
 from torch_wanops.decoder import OmniWanDecoder
 
@@ -51,17 +53,16 @@ class _CompiledWithFallback:
         try:
             return compiled(*args, **kwargs)
         except Exception as exc:
-            with self._lock:
-                first_failure = self._compiled is not None
-                self._compiled = None
-            if first_failure:
-                logger.warning(
-                    "%s: compiled call failed (%s: %s); disabling compilation and retrying eagerly.",
-                    self._label,
-                    type(exc).__name__,
-                    exc,
-                )
+            self.fall_back(f"compiled call failed ({type(exc).__name__}: {exc}); disabling compilation and retrying eagerly")
             return self._eager(*args, **kwargs)
+
+    def fall_back(self, reason: str) -> None:
+        """Run the eager callable from now on; the first call logs ``reason``."""
+        with self._lock:
+            first = self._compiled is not None
+            self._compiled = None
+        if first:
+            logger.warning("%s: %s.", self._label, reason)
 
 
 def compile_callable_with_fallback(
@@ -101,15 +102,36 @@ def recompile_headroom() -> Any:
     return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
 
 
+def exact_inductor_settings() -> Any:
+    """A context in which Inductor leaves the convolutions as eager runs them (ATen's, in their layouts).
+
+    Inductor's layout optimization hands convs channels-last inputs and weights, and max-autotune
+    may swap in Triton convs or GEMMs: either changes which conv kernels run, and with them the
+    bits (a compiled CPU decode with the layout optimization differed from stock by ~1e-6).
+    """
+    return torch._inductor.config.patch(layout_optimization=False, max_autotune_conv_backends="ATEN",
+                                        conv_1x1_as_mm=False)
+
+
 class _ChunkForward:
-    """The per-chunk decoder forward that compile_vae installs on the decoder instance."""
+    """The per-chunk decoder forward that compile_vae installs on the decoder instance.
+
+    The first call of each chunk signature (shape, strides, dtype, device, first chunk or not) runs
+    eagerly: the per-geometry conv checks (layout, chunked conv) run there and record their
+    verdicts, which the graph compiled on the signature's next call takes (they cannot run
+    while Dynamo traces). The graphs read cuDNN's TF32 setting when traced: after a change,
+    the decoder runs eagerly for good (exact either way).
+    """
 
     def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:
         setattr(self, COMPILED_FORWARD_MARK, True)  # restore() removes only a forward marked so
         label = f"torch_wanops {type(decoder).__name__}.forward"
+        self.eager = decoder.decode_chunk
         self.call, self.active = compile_callable_with_fallback(
             decoder.decode_chunk, label=label, mode=mode, fullgraph=fullgraph, dynamic=dynamic
         )
+        self._checked: set[tuple] = set()
+        self._tf32_when_compiled: bool | None = None
 
     def __call__(
         self,
@@ -118,7 +140,17 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        with recompile_headroom():
+        signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)
+        if signature not in self._checked:
+            out = self.eager(x, feat_cache, feat_idx, first_chunk, True)
+            self._checked.add(signature)
+            return out
+        tf32 = _backend.fp32_convs_in_tf32()
+        if self._tf32_when_compiled is None:
+            self._tf32_when_compiled = tf32
+        elif tf32 != self._tf32_when_compiled and isinstance(self.call, _CompiledWithFallback):
+            self.call.fall_back("cuDNN's TF32 setting changed since the decoder was compiled; running it eagerly")
+        with recompile_headroom(), exact_inductor_settings():
             return self.call(x, feat_cache, feat_idx, first_chunk, True)
 
 
@@ -187,10 +219,11 @@ def prewarm(
     dtype: torch.dtype | None = None,
     device: torch.device | str | None = None,
 ) -> bool:
-    """Decode random latents of ``latent_shape`` once, so compilation and autotuning happen before traffic.
+    """Decode random latents of ``latent_shape``, so checks, compilation and autotuning happen before traffic.
 
-    Use at least two latent frames to warm both graphs (first chunk, later chunks).
-    Returns whether the decode succeeded; a failure is logged, never raised.
+    A compiled decoder decodes twice: the first decode runs each chunk shape eagerly (the conv
+    checks), the second compiles its graphs. Use at least two latent frames to warm both graphs
+    (first chunk, later chunks). Returns whether the decodes succeeded; a failure is logged, never raised.
     """
     shape = _check_latent_shape(latent_shape)
     if dtype is not None and not isinstance(dtype, torch.dtype):
@@ -205,13 +238,14 @@ def prewarm(
         latents = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
         # no_grad, as diffusers pipelines decode: inference_mode would warm other graphs.
         with torch.no_grad():
-            if vae is None:
-                feat_cache: list[Any] = [None] * sum(isinstance(m, WanCausalConv3d) for m in decoder.modules())
-                for index in range(shape[2]):
-                    chunk = latents[:, :, index : index + 1]
-                    decoder(chunk, feat_cache=feat_cache, feat_idx=[0], first_chunk=index == 0)
-            else:
-                vae.decode(latents, return_dict=False)
+            for _ in range(2 if is_compiled(decoder) else 1):
+                if vae is None:
+                    feat_cache: list[Any] = [None] * sum(isinstance(m, WanCausalConv3d) for m in decoder.modules())
+                    for index in range(shape[2]):
+                        chunk = latents[:, :, index : index + 1]
+                        decoder(chunk, feat_cache=feat_cache, feat_idx=[0], first_chunk=index == 0)
+                else:
+                    vae.decode(latents, return_dict=False)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
     except Exception as exc:

@@ -8,9 +8,10 @@ walks the module tree itself: every padded causal conv gets its input and its ne
 cache from ``cat_pad_5d`` in one pass, or, where a norm and SiLU precede it (residual
 blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; every
 Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; every
-upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE).
-Attention, the upsamplers' other layers, and norms in layouts the fused op does
-not mirror are the stock child modules, called as they are. A child of a type the
+upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE), and
+the mid block's attention normalizes with ``rms_norm_cat_pad_5d`` (no padding).
+The attention's convs and SDPA, the upsamplers' other layers, and norms in layouts
+the fused op does not mirror are the stock child modules, called as they are. A child of a type the
 walk does not know, or one carrying hooks, runs its own stock ``forward``.
 """
 
@@ -29,12 +30,14 @@ from typing import Any, NamedTuple
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from diffusers.models.autoencoders.autoencoder_kl_wan import (
     CACHE_T,
     AutoencoderKLWan,
     DupUp3D,
     WanCausalConv3d,
     WanDecoder3d,
+    WanAttentionBlock,
     WanMidBlock,
     WanResample,
     WanResidualBlock,
@@ -129,8 +132,9 @@ def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_id
     return nn.Conv3d.forward(conv, padded)
 
 
-def _fusable_norm(norm: nn.Module, x: torch.Tensor) -> bool:
-    # rms_norm_cat_pad_5d implements the bias-free channel-first norm (bias is the float 0.0).
+def _fusable_norm(norm: nn.Module, x: torch.Tensor, images: bool = False) -> bool:
+    # rms_norm_cat_pad_5d implements the bias-free channel-first norm (bias is the float 0.0),
+    # of video (gamma (C, 1, 1, 1)) or, with images, of frames (gamma (C, 1, 1)).
     return (
         walkable(norm, WanRMS_norm)
         and norm.channel_first
@@ -138,7 +142,7 @@ def _fusable_norm(norm: nn.Module, x: torch.Tensor) -> bool:
         and norm.bias == 0.0
         and norm.gamma.dtype == x.dtype
         and norm.gamma.device == x.device
-        and tuple(norm.gamma.shape) == (x.shape[1], 1, 1, 1)
+        and tuple(norm.gamma.shape) == (x.shape[1], 1, 1) + (() if images else (1,))
     )
 
 
@@ -404,17 +408,17 @@ def _channels_last_conv(
             return RawConvOutput(out, conv.bias)
         return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
 
-    if torch.compiler.is_compiling():
-        # Compiled decodes are not bit-exact anyway (README); no data-dependent branch in the graph.
-        return lever_output(conv_without_bias(padded))
     key = _conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
+    compiling = torch.compiler.is_compiling()
+    recorded = _recorded_verdicts(key) if compiling else None
     if tf32_grid_input:
         # Asked for only where this geometry's verdicts both took conv3d_chunked (_takes_tf32_grid_input).
-        out = _chunked_conv(conv, padded, _chunked_conv_verdicts[key], truncate_x=True)
+        order = recorded[1] if compiling else _chunked_conv_verdicts[key]
+        out = _chunked_conv(conv, padded, order, truncate_x=True)
         del padded
         return lever_output(out)
     epilogue = functools.partial(bias_epilogue, fused=False)
-    verdict = _verdict(
+    verdict = recorded[0] if compiling else _verdict(
         _channels_last_conv_verdicts, key, padded, _lever_gives_stock_bits,
         (padded, stock_layout, conv_without_bias, epilogue, frames),
         "channels-last conv input not bit-exact for %s: this geometry keeps the stock layout",
@@ -425,11 +429,11 @@ def _channels_last_conv(
         return _add_residual(stock_layout(padded), residual)
     if _takes_chunked_conv(conv, padded):
         chunked_conv = functools.partial(_chunked_conv, conv)
-        if _verdict(
+        if (recorded[1] if compiling else _verdict(
             _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
             (padded, stock_layout, conv_without_bias, chunked_conv, epilogue),
             "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
-        ) is ChunkedConv.ANY_INPUT:
+        )) is ChunkedConv.ANY_INPUT:
             conv_without_bias = functools.partial(chunked_conv, order=ChunkedConv.ANY_INPUT)
     out = conv_without_bias(padded)
     del padded
@@ -453,7 +457,6 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
     if (
         CHANNELS_LAST_WEIGHT_COPIES
         and padded.is_cuda
-        and not torch.compiler.is_compiling()  # Inductor lays the weights out itself
         and weight.dtype == padded.dtype
         and weight.numel() >= _COPIED_WEIGHT_ELEMENTS
         and padded.is_contiguous(memory_format=layout)
@@ -482,11 +485,16 @@ def _cudnn_tail_split(conv: nn.Module, padded: torch.Tensor) -> tuple[int, int]:
     tiles, no even split of 2 to 40 runs matched); the check keeps cuDNN's conv there.
     """
     tiles = output_tiles(padded, conv.weight)
-    sms = torch.cuda.get_device_properties(padded.device).multi_processor_count
+    sms = _multiprocessors(padded.device)
     leftover = tiles % sms
     if not leftover:
         return 0, 1
     return leftover, min(sms // leftover, k_steps(padded, conv.weight))
+
+
+@torch.compiler.assume_constant_result
+def _multiprocessors(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def _verdict(
@@ -509,6 +517,23 @@ def _verdict(
                 if verdict is False:
                     logger.info(refusal, key)
     return verdict
+
+
+def _recorded_verdicts(key: ConvGeometry) -> tuple[bool | None, ChunkedConv | bool | None]:
+    """The conv-layout and chunked-conv verdicts on ``key`` as eager calls left them (None: not checked yet).
+
+    What a graph being compiled takes: the checks cannot run while Dynamo traces (they time and
+    profile real convs), so the compile helper runs each chunk shape's first call eagerly
+    (torch_wanops.compile). Read once per trace, as a constant of the graph without a guard: an
+    unchecked geometry keeps stock's layout and cuDNN's conv in that graph, exact and slower.
+    """
+    return _verdicts_of(*key)  # Dynamo hands a constant-result function a NamedTuple as () (torch 2.13)
+
+
+@torch.compiler.assume_constant_result
+def _verdicts_of(*key: Any) -> tuple[bool | None, ChunkedConv | bool | None]:
+    geometry = ConvGeometry(*key)
+    return _channels_last_conv_verdicts.get(geometry), _chunked_conv_verdicts.get(geometry)
 
 
 def _can_check_now(padded: torch.Tensor) -> bool:
@@ -689,12 +714,14 @@ def _takes_tf32_grid_input(conv: nn.Module, x: torch.Tensor) -> bool:
 
     Only where the geometry it will have already runs conv3d_chunked, both its verdicts in: the op
     then reads the input as loaded, and gives the bits it gives of the unrounded input (rounding
-    twice is rounding once), which its check found equal to stock's conv. Never while compiling.
+    twice is rounding once), which its check found equal to stock's conv.
     """
-    if not (TF32_GRID_CONV_INPUTS and CHUNKED_CONVS and x.dtype == torch.float32) or torch.compiler.is_compiling():
+    if not (TF32_GRID_CONV_INPUTS and CHUNKED_CONVS and x.dtype == torch.float32):
         return False
-    key = _conv_geometry(conv, padded_shape(x, conv._padding), x.dtype, x.device)
-    return _channels_last_conv_verdicts.get(key) is True and bool(_chunked_conv_verdicts.get(key))
+    layout_verdict, chunked_verdict = _recorded_verdicts(
+        _conv_geometry(conv, padded_shape(x, conv._padding), x.dtype, x.device)
+    )
+    return layout_verdict is True and bool(chunked_verdict)
 
 
 def _chunked_conv_gives_stock_bits(
@@ -1010,6 +1037,39 @@ def resample(
     return upsample_conv(module.resample, x, channels_last_convs)
 
 
+def attention_block(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Stock's ``WanAttentionBlock`` forward, its norm (of frames) from rms_norm_cat_pad_5d: the same bits.
+
+    The rest is stock's sequence of operations on the same values, kept step for step: the 1x1
+    convs, the single-head SDPA and the residual add. Under torch.compile, the norm so stays
+    ATen's reduction instead of one Inductor would generate.
+    """
+    if not (walkable(block, WanAttentionBlock) and _fusable_norm(block.norm, x, images=True)):
+        return block(x)
+    batch, channels, frames, height, width = x.shape
+    norm = block.norm
+    # Stock's (B * T, C, H, W) frames, as a one-frame video. Its norm output keeps their layout, and
+    # the 1x1 conv's bits can depend on it (oneDNN's did): only layouts the op writes take the op.
+    frame_batch = x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width).unsqueeze(2)
+    layout = _dense_layout(frame_batch)
+    if layout is None:
+        return block(x)
+    normalized, _ = rms_norm_cat_pad_5d(
+        frame_batch, norm.gamma.unsqueeze(-1), norm.scale, False, None, (0, 0, 0, 0, 0, 0), 0,
+        layout == torch.channels_last_3d, None, False,
+    )
+    del frame_batch
+    qkv = block.to_qkv(normalized.squeeze(2))
+    del normalized
+    qkv = qkv.reshape(batch * frames, 1, channels * 3, height * width).permute(0, 1, 3, 2).contiguous()
+    query, key, value = qkv.chunk(3, dim=-1)
+    attended = F.scaled_dot_product_attention(query, key, value)
+    del qkv, query, key, value
+    attended = attended.squeeze(1).permute(0, 2, 1).reshape(batch * frames, channels, height, width)
+    out = block.proj(attended).view(batch, frames, channels, height, width).permute(0, 2, 1, 3, 4)
+    return out + x
+
+
 def mid_block(
     block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
 ) -> torch.Tensor:
@@ -1018,7 +1078,7 @@ def mid_block(
     x = residual_block(block.resnets[0], x, feat_cache, feat_idx, channels_last_convs)
     for attention, resnet in zip(block.attentions, block.resnets[1:]):
         if attention is not None:
-            x = attention(x)
+            x = attention_block(attention, x)
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return x
 
