@@ -2,6 +2,7 @@
 
 import collections
 import importlib
+import re
 import time
 import types
 
@@ -861,7 +862,12 @@ def test_attention_block_gives_the_stock_blocks_bits(device, impl, dtype, batch,
         block.norm.gamma.uniform_(0.5, 1.5)
     x = make_layout(random_tensor((batch, channels, frames, height, width), dtype, device, seed), layout)
     with torch.no_grad():
-        expected = block(x)
+        try:
+            expected = block(x)
+        except RuntimeError as error:  # CUDA's SDPA refuses some tiny fp32 shapes: the same refusal
+            with pytest.raises(RuntimeError, match=re.escape(str(error).splitlines()[0])):
+                run_impl(impl, decoder_module.attention_block, block, x)
+            return
         got = run_impl(impl, decoder_module.attention_block, block, x)
     assert got.stride() == expected.stride()
     assert torch.equal(got, expected)
