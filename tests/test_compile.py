@@ -200,12 +200,21 @@ def _compile_small_decoder(arch):
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
 
 
+# A compiled CUDA decode against stock, max |diff| (not bit-exact: see the README): Inductor's code
+# around the ops rounds otherwise. Measured on the H200 (session 20) before the attention's norm went
+# through the op: 0.0033 (fp32), 0.068 (bf16) on wan2.1-tiny.
+CUDA_COMPILED_TOLERANCE = {torch.float32: 1e-2, torch.bfloat16: 0.125}
+
+
 @cuda
 @pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_compiled_decode_is_bit_exact_on_cuda(arch, dtype):
-    """compile_vae on CUDA: the graphs take the eager checks' verdicts (channels-last convs, bias
-    epilogues) and Inductor leaves the convs to ATen, so the compiled decode gives stock's bits."""
+def test_compiled_decode_on_cuda_takes_the_levers(arch, dtype, monkeypatch, capsys):
+    """compile_vae on CUDA: no fallback, no graph break, two graphs; the graphs take the eager checks'
+    verdicts (bias epilogues of the channels-last convs run) and stay near stock's output."""
+    bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")
+    calls, check = [], bias_module.check_bias_add_contiguous_args
+    monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args", lambda *args: calls.append(1) or check(*args))
     torch._dynamo.reset()
     counters.clear()
     stock = build_vae(arch, dtype=dtype, device="cuda")
@@ -213,12 +222,16 @@ def test_compiled_decode_is_bit_exact_on_cuda(arch, dtype):
     assert torch_wanops.compile_vae(vae, enabled=True) is True
     z = torch.randn(1, latent_channels(arch), 3, 8, 12, generator=torch.Generator().manual_seed(0)).to("cuda", dtype)
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
-    graphs = counters["stats"]["unique_graphs"]
+    assert counters["stats"]["unique_graphs"] == 2
+    calls.clear()
     got = _decode(vae, z)
     expected = _decode(stock, z)
-    assert got.stride() == expected.stride() and torch.equal(got, expected)
-    assert counters["stats"]["unique_graphs"] == graphs == 2
-    assert not counters["graph_break"] and compile_module.is_compiled(vae)
+    assert calls and compile_module.is_compiled(vae) and not counters["graph_break"]
+    assert counters["stats"]["unique_graphs"] == 2
+    difference = (got.float() - expected.float()).abs().max().item()
+    with capsys.disabled():
+        print(f"compiled {arch} {dtype} on CUDA: max |diff| {difference:.3g} against stock")
+    assert got.stride() == expected.stride() and difference <= CUDA_COMPILED_TOLERANCE[dtype]
 
 
 def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, caplog):

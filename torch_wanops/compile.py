@@ -102,12 +102,13 @@ def recompile_headroom() -> Any:
     return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
 
 
-def exact_inductor_settings() -> Any:
+def eager_conv_settings() -> Any:
     """A context in which Inductor leaves the convolutions as eager runs them (ATen's, in their layouts).
 
-    Inductor's layout optimization hands convs channels-last inputs and weights, and max-autotune
-    may swap in Triton convs or GEMMs: either changes which conv kernels run, and with them the
-    bits (a compiled CPU decode with the layout optimization differed from stock by ~1e-6).
+    The graphs take the verdicts of eager conv checks, which hold for the layouts and kernels those
+    saw. Inductor's layout optimization hands convs channels-last inputs and weights, and
+    max-autotune may swap in Triton convs or GEMMs: either changes which conv kernels run, and with
+    them the bits (a compiled CPU decode with the layout optimization differed from stock by ~1e-6).
     """
     return torch._inductor.config.patch(layout_optimization=False, max_autotune_conv_backends="ATEN",
                                         conv_1x1_as_mm=False)
@@ -150,7 +151,7 @@ class _ChunkForward:
             self._tf32_when_compiled = tf32
         elif tf32 != self._tf32_when_compiled and isinstance(self.call, _CompiledWithFallback):
             self.call.fall_back("cuDNN's TF32 setting changed since the decoder was compiled; running it eagerly")
-        with recompile_headroom(), exact_inductor_settings():
+        with recompile_headroom(), eager_conv_settings():
             return self.call(x, feat_cache, feat_idx, first_chunk, True)
 
 
