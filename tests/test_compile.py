@@ -200,6 +200,24 @@ def _compile_small_decoder(arch):
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_compiled_16_bit_decode_gives_stock_bits_on_cpu(dtype):
+    """16-bit graphs round their intermediates where eager does (emulate_precision_casts): without it,
+    Inductor's fused adds kept them in fp32 and a bf16 decode differed from stock by 0.0625. The ops
+    run their reference code, as the interpreter rounds bf16 otherwise (conftest)."""
+    torch._dynamo.reset()
+    stock = build_vae("wan2.1-tiny", dtype=dtype)
+    vae = build_vae("wan2.1-tiny", dtype=dtype)
+    assert torch_wanops.compile_vae(vae, enabled=True) is True
+    z = torch.randn(1, latent_channels("wan2.1-tiny"), 3, 4, 6, generator=torch.Generator().manual_seed(0)).to(dtype)
+    with torch_wanops.reference_kernels():
+        assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
+        got = _decode(vae, z)
+        expected = _decode(stock, z)
+    assert compile_module.is_compiled(vae)
+    assert got.stride() == expected.stride() and torch.equal(got, expected)
+
+
 # A compiled CUDA decode against stock, max |diff| (not bit-exact: see the README): Inductor's code
 # around the ops rounds otherwise. Measured on the H200 (session 20) before the attention's norm went
 # through the op: 0.0033 (fp32), 0.068 (bf16) on wan2.1-tiny.

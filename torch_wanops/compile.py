@@ -102,16 +102,26 @@ def recompile_headroom() -> Any:
     return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
 
 
-def eager_conv_settings() -> Any:
-    """A context in which Inductor leaves the convolutions as eager runs them (ATen's, in their layouts).
+# Inductor settings for the decoder's graphs (those this torch has):
+# - the convolutions as eager runs them, ATen's in their layouts: the graphs take the verdicts of eager
+#   conv checks, which hold for the layouts and kernels those saw. The layout optimization hands convs
+#   channels-last inputs and weights, and max-autotune may swap in Triton convs or GEMMs: either changes
+#   which conv kernels run, and with them the bits (a compiled CPU decode with the layout optimization
+#   differed from stock by ~1e-6);
+# - 16-bit intermediates rounded where eager rounds them: fused, Inductor kept them in fp32 (a compiled
+#   bf16 CPU decode differed from stock by 0.0625, and gave its bits with the rounding).
+_GRAPH_SETTINGS = {
+    "layout_optimization": False,
+    "max_autotune_conv_backends": "ATEN",
+    "conv_1x1_as_mm": False,
+    "emulate_precision_casts": True,
+}
 
-    The graphs take the verdicts of eager conv checks, which hold for the layouts and kernels those
-    saw. Inductor's layout optimization hands convs channels-last inputs and weights, and
-    max-autotune may swap in Triton convs or GEMMs: either changes which conv kernels run, and with
-    them the bits (a compiled CPU decode with the layout optimization differed from stock by ~1e-6).
-    """
-    return torch._inductor.config.patch(layout_optimization=False, max_autotune_conv_backends="ATEN",
-                                        conv_1x1_as_mm=False)
+
+def graph_settings() -> Any:
+    """A context with the Inductor settings the decoder's graphs are compiled under (_GRAPH_SETTINGS)."""
+    config = torch._inductor.config
+    return config.patch(**{name: value for name, value in _GRAPH_SETTINGS.items() if hasattr(config, name)})
 
 
 class _ChunkForward:
@@ -151,7 +161,7 @@ class _ChunkForward:
             self._tf32_when_compiled = tf32
         elif tf32 != self._tf32_when_compiled and isinstance(self.call, _CompiledWithFallback):
             self.call.fall_back("cuDNN's TF32 setting changed since the decoder was compiled; running it eagerly")
-        with recompile_headroom(), eager_conv_settings():
+        with recompile_headroom(), graph_settings():
             return self.call(x, feat_cache, feat_idx, first_chunk, True)
 
 
