@@ -181,7 +181,7 @@ def test_decode_calls_the_ops(arch):
     with torch.no_grad(), OpCounter() as counter:
         omni.decode(z)
     # On CPU the attention's output is contiguous: every norm is fused with its conv's padding (on CUDA
-    # it can be a one-frame channels-last view with a stray frame stride, whose norms _norm_act takes).
+    # it can be a one-frame channels-last view with a stray frame stride, whose norms keep the modules).
     norms = counter.counts["rms_norm_cat_pad_5d"] - attention_norms
     assert norms == frames * normed_convs
     # The temporal upsamplers' convs skip the first chunk ("Rep").
@@ -237,30 +237,6 @@ def test_norm_fusion_layout_gate(monkeypatch):
         assert gate(frame_major, None) == switch and gate(frame_major, x[:, :, :2]) == switch
         assert gate(frame_major, frame_major[:, :, :2]) == switch
         assert not gate(frame_major, x_cl[:, :, :2])
-
-
-@pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
-def test_norm_act_gives_the_stock_chains_bits_and_strides(device, impl, dtype, monkeypatch):
-    """_norm_act: the fused op (no padding) where its output can take x's strides, among them the one-frame
-    channels-last view with a stray frame stride that the attention hands on; the modules elsewhere."""
-    norm_op, calls = decoder_module.rms_norm_cat_pad_5d, []
-    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", lambda *args: calls.append(1) or norm_op(*args))
-    norm = WanRMS_norm(8, images=False).to(device=device, dtype=dtype)
-    with torch.no_grad():
-        norm.gamma.uniform_(0.5, 1.5)
-    x = random_tensor((2, 8, 3, 4, 5), dtype, device, 0)
-    one_frame = random_tensor((2, 4, 5, 1, 8), dtype, device, 1).permute(0, 4, 3, 1, 2)
-    inputs = {"contiguous": (x, True), "channels_last": (make_layout(x, "channels_last"), True),
-              "one-frame stray stride": (one_frame, True), "frame-major": (make_layout(x, "permuted"), False),
-              "strided": (make_layout(x, "strided"), False)}
-    for name, (tensor, takes_op) in inputs.items():
-        calls.clear()
-        with torch.no_grad():
-            expected = torch.nn.functional.silu(norm(tensor))
-            got = run_impl(impl, decoder_module._norm_act, norm, torch.nn.SiLU(), tensor)
-        assert got.stride() == expected.stride() and torch.equal(got, expected), name
-        assert bool(calls) == takes_op, name
 
 
 class PatchedResidualBlock(WanResidualBlock):

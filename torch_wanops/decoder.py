@@ -912,7 +912,7 @@ def norm_act_conv(
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
         and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
-        x = _norm_act(norm, activation, x)
+        x = activation(norm(x))
         if dropout is not None:
             x = dropout(x)
         return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
@@ -936,25 +936,6 @@ def norm_act_conv(
         return _channels_last_conv(conv, conv_input.pop, residual, raw_output=raw_output,
                                    tf32_grid_input=tf32_grid_input)
     return _add_residual(nn.Conv3d.forward(conv, conv_input.pop()), residual)
-
-
-def _norm_act(norm: nn.Module, activation: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """``activation(norm(x))`` with stock's bits and strides: rms_norm_cat_pad_5d (no padding) where its
-    output differs from x's layout in the strides of single-element dimensions at most, else the modules.
-
-    Such an x is the mid block's attention output, one frame laid out channels-last but for its frame
-    stride. Stock's chain keeps x's strides, and they decide the next conv input's layout (contiguous
-    there), so the op's output takes them, as a view of the same memory. Under torch.compile the stock
-    chain would be Inductor's code, rounding differently from ATen's.
-    """
-    if _fusable_norm(norm, x) and walkable(activation, nn.SiLU):
-        order = (1, 4, 3, 2, 0) if is_channels_last(x) else (4, 3, 2, 1, 0)  # the op's output layout
-        if all(a == b for a, b, n in zip(dense_strides(x.shape, order), x.stride(), x.shape) if n > 1):
-            normalized, _ = rms_norm_cat_pad_5d(
-                x, norm.gamma, norm.scale, True, None, (0, 0, 0, 0, 0, 0), 0, False, None, False
-            )
-            return normalized.as_strided(x.shape, x.stride())
-    return activation(norm(x))
 
 
 def _fuses_norm_act_conv(
