@@ -11,8 +11,9 @@ Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; every
 upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE), and
 the mid block's attention normalizes with ``rms_norm_cat_pad_5d`` (no padding).
 The attention's convs and SDPA, the upsamplers' other layers, and norms in layouts
-the fused op does not mirror are the stock child modules, called as they are. A child of a type the
-walk does not know, or one carrying hooks, runs its own stock ``forward``.
+the fused op does not mirror are the stock child modules, called as they are. A
+child of a type the walk does not know, or one carrying hooks, runs its own stock
+``forward``.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     CACHE_T,
     AutoencoderKLWan,
     DupUp3D,
+    WanAttentionBlock,
     WanCausalConv3d,
     WanDecoder3d,
-    WanAttentionBlock,
     WanMidBlock,
     WanResample,
     WanResidualBlock,
