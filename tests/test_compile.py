@@ -219,8 +219,8 @@ def test_compiled_16_bit_decode_gives_stock_bits_on_cpu(dtype):
 
 
 # A compiled CUDA decode against stock, max |diff| (not bit-exact: see the README): Inductor's code
-# around the ops rounds otherwise. Measured on the H200 (session 20) before the attention's norm went
-# through the op: 0.0033 (fp32), 0.068 (bf16) on wan2.1-tiny.
+# around the ops rounds otherwise. Measured on the H200 (session 20, gpu-logs/session20/B, diag.log),
+# before emulate_precision_casts: 0.0033 (fp32), 0.068 (bf16) on wan2.1-tiny.
 CUDA_COMPILED_TOLERANCE = {torch.float32: 1e-2, torch.bfloat16: 0.125}
 
 

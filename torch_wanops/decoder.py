@@ -428,20 +428,19 @@ def _channels_last_conv(
         # A refused geometry's channels-last input goes as soon as its stock-layout copy exists.
         padded = padded.contiguous()
         return _add_residual(stock_layout(padded), residual)
-    chunked_conv = functools.partial(_chunked_conv, conv)
     # A graph takes a recorded verdict as it stands: an eager call found the op taking this geometry.
     if compiling:
         chunked_verdict = recorded[1] if CHUNKED_CONVS else None
     elif _takes_chunked_conv(conv, padded):
         chunked_verdict = _verdict(
             _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
-            (padded, stock_layout, conv_without_bias, chunked_conv, epilogue),
+            (padded, stock_layout, conv_without_bias, functools.partial(_chunked_conv, conv), epilogue),
             "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
         )
     else:
         chunked_verdict = None
     if chunked_verdict is ChunkedConv.ANY_INPUT:
-        conv_without_bias = functools.partial(chunked_conv, order=ChunkedConv.ANY_INPUT)
+        conv_without_bias = functools.partial(_chunked_conv, conv, order=ChunkedConv.ANY_INPUT)
     out = conv_without_bias(padded)
     del padded
     return lever_output(out)
