@@ -253,8 +253,9 @@ def test_compiled_decode_on_cuda_takes_the_levers(arch, dtype, monkeypatch, caps
 
 
 def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, caplog):
-    """Each chunk signature's first call runs eagerly, the next compiles; a graph reads the verdicts
-    recorded by then (an unchecked geometry: stock's layout), and a TF32 change sends the decoder to eager.
+    """Each chunk signature's first call runs eagerly, and so do the chunks after it in that decode;
+    the next decode compiles; a graph reads the verdicts recorded by then (an unchecked geometry:
+    stock's layout), and a TF32 change sends the decoder to eager.
 
     The lever is offered on CPU and refused by its checks (oneDNN's bits differ between layouts): every
     path stays exact, so each decode gives the eager one's bits."""
@@ -271,8 +272,11 @@ def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, cap
     monkeypatch.setattr(compiled, "_compiled", lambda *args: compiled_calls.append(args[3]) or real_compiled(*args))
     z = torch.randn(1, latent_channels("wan2.1-tiny"), 3, 4, 6, generator=torch.Generator().manual_seed(0))
     eager = _decode(vae, z)
-    # Chunks 0 and 1 (each its own signature) ran eagerly and recorded the verdicts; chunk 2 compiled.
-    assert compiled_calls == [False] and counters["stats"]["unique_graphs"] == 1
+    # Chunks 0 and 1 (each its own signature) ran eagerly and recorded the verdicts; chunk 2, after
+    # an eager chunk, too. The next decode compiles a graph per signature.
+    assert compiled_calls == [] and counters["stats"]["unique_graphs"] == 0
+    assert torch.equal(_decode(vae, z), eager)
+    assert compiled_calls == [True, False, False] and counters["stats"]["unique_graphs"] == 2
     verdicts = dict(decoder_module._channels_last_conv_verdicts)
     assert verdicts and not all(verdicts.values())
     recorded = []

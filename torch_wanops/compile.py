@@ -130,8 +130,11 @@ class _ChunkForward:
     The first call of each chunk signature (shape, strides, dtype, device, first chunk or not) runs
     eagerly: the per-geometry conv checks (layout, chunked conv) run there and record their
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
-    while Dynamo traces). The graphs read cuDNN's TF32 setting when traced: after a change,
-    the decoder runs eagerly for good (exact either way).
+    while Dynamo traces). The chunks after an eager one in the same decode run eagerly too: a
+    graph traced on caches an eager chunk wrote would guard on their strides, which compiled
+    chunks lay out otherwise (the attention's one-frame output: eager's add and Inductor's
+    differ), so every decode would need one more graph. The graphs read cuDNN's TF32 setting
+    when traced: after a change, the decoder runs eagerly for good (exact either way).
     """
 
     def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:
@@ -142,6 +145,7 @@ class _ChunkForward:
             decoder.decode_chunk, label=label, mode=mode, fullgraph=fullgraph, dynamic=dynamic
         )
         self._checked: set[tuple] = set()
+        self._caches_from_eager = False  # whether an eager chunk of the running decode wrote feat_cache
         self._tf32_when_compiled: bool | None = None
 
     def __call__(
@@ -152,9 +156,13 @@ class _ChunkForward:
         first_chunk: bool = False,
     ) -> torch.Tensor:
         signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)
-        if signature not in self._checked:
+        caching = feat_cache is not None
+        if caching and (first_chunk or all(entry is None for entry in feat_cache)):
+            self._caches_from_eager = False  # a new decode
+        if signature not in self._checked or (caching and self._caches_from_eager):
             out = self.eager(x, feat_cache, feat_idx, first_chunk, True)
             self._checked.add(signature)
+            self._caches_from_eager = caching
             return out
         tf32 = _backend.fp32_convs_in_tf32()
         if self._tf32_when_compiled is None:
