@@ -12,9 +12,10 @@ split and the partial sums added:
 
 - the same number of segments S in every such tile (2 to 40), the K steps dealt out evenly
   (the longer segments first, last, or where ``i * K // S`` puts them), with the count that
-  session 19 found (R = tiles mod SMs, S = SMs // R) marked;
+  session 19 found (R = tiles mod SMs, S = SMs // R) marked; the partial sums added in K order,
+  reversed, the first or last plus the rest, or pairwise as a tree;
 - any split into two or three segments;
-- segment lengths L or L + 1 at any phase.
+- segment lengths L or L + 1 (L at least ``--min-length``) at any phase.
 
 Partial sums come from conv3d_chunked's own K steps (``csrc_triton.conv3d_chunked``'s helpers) over a
 K-step range, so each segment's sum is what a program summing only that range gets. The inputs are on
@@ -99,6 +100,7 @@ ORDERS = {
     "first + rest in K order": lambda parts: parts[0] + _fold(parts[1:]),
     "first + rest reversed": lambda parts: parts[0] + _fold(parts[:0:-1]),
     "last + rest reversed": lambda parts: parts[-1] + _fold(parts[-2::-1]),
+    "pairwise": lambda parts: _pairwise(parts),
 }
 
 
@@ -107,6 +109,13 @@ def _fold(parts: list) -> torch.Tensor:
     for part in parts[1:]:
         total = total + part
     return total
+
+
+def _pairwise(parts: list) -> torch.Tensor:
+    """Neighbours added in pairs, level by level (an odd one out carried up as it is): a tree reduction."""
+    while len(parts) > 1:
+        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 def matching(table: torch.Tensor, ref: torch.Tensor, valid: int, splits: list[tuple[int, ...]]) -> list[tuple]:
@@ -167,6 +176,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tile-limit", type=int, default=8, help="tiles searched exhaustively per geometry")
     parser.add_argument("--geometries", type=int, nargs="+", default=list(range(len(GEOMETRIES))))
+    parser.add_argument("--min-length", type=int, default=24,
+                        help="shortest segment of the regular splits searched per tile (11 segments of 162 steps: 14)")
     args = parser.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(torch.__version__, _backend.triton_version(), torch.backends.cudnn.version(), torch.cuda.get_device_name(),
@@ -222,7 +233,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 two = matching(table, ref_tile, valid, [(b,) for b in range(1, steps)])
                 three = matching(table, ref_tile, valid, list(itertools.combinations(range(1, steps), 2)))
-                regular = matching(table, ref_tile, valid, regular_splits(steps, 24))
+                regular = matching(table, ref_tile, valid, regular_splits(steps, args.min_length))
                 print(f"  tile {(m, n)}: chunk order whole={torch.equal(table[0, steps][:, :valid], ref_tile[:, :valid])}; "
                       f"2 segments {two[:6]}; 3 segments {three[:6]}; regular {regular[:10]} "
                       f"({time.perf_counter() - t0:.1f} s)", flush=True)
