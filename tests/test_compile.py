@@ -218,10 +218,11 @@ def test_compiled_16_bit_decode_gives_stock_bits_on_cpu(dtype):
     assert got.stride() == expected.stride() and torch.equal(got, expected)
 
 
-# A compiled CUDA decode against stock, max |diff| (not bit-exact: see the README): Inductor's code
-# around the ops rounds otherwise. Measured on the H200 (session 20, gpu-logs/session20/B, diag.log),
-# before emulate_precision_casts: 0.0033 (fp32), 0.068 (bf16) on wan2.1-tiny.
-CUDA_COMPILED_TOLERANCE = {torch.float32: 1e-2, torch.bfloat16: 0.125}
+# A compiled fp32 CUDA decode against stock, max |diff|: not bit-exact, Inductor's code around the ops
+# rounds otherwise (H200, gpu-logs/session21/C: 0.0033 on wan2.1-tiny, 0.0013 on wan2.2-tiny). bf16 gave
+# stock's bits on the tiny configs in the same run, since the graphs round as eager does
+# (emulate_precision_casts), though not at full size (README).
+CUDA_COMPILED_FP32_TOLERANCE = 1e-2
 
 
 @cuda
@@ -229,7 +230,7 @@ CUDA_COMPILED_TOLERANCE = {torch.float32: 1e-2, torch.bfloat16: 0.125}
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_compiled_decode_on_cuda_takes_the_levers(arch, dtype, monkeypatch, capsys):
     """compile_vae on CUDA: no fallback, no graph break, two graphs; the graphs take the eager checks'
-    verdicts (bias epilogues of the channels-last convs run) and stay near stock's output."""
+    verdicts (bias epilogues of the channels-last convs run); bf16 gives stock's bits, fp32 stays near them."""
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")
     calls, check = [], bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args", lambda *args: calls.append(1) or check(*args))
@@ -249,7 +250,8 @@ def test_compiled_decode_on_cuda_takes_the_levers(arch, dtype, monkeypatch, caps
     difference = (got.float() - expected.float()).abs().max().item()
     with capsys.disabled():
         print(f"compiled {arch} {dtype} on CUDA: max |diff| {difference:.3g} against stock")
-    assert got.stride() == expected.stride() and difference <= CUDA_COMPILED_TOLERANCE[dtype]
+    assert got.stride() == expected.stride()
+    assert torch.equal(got, expected) if dtype == torch.bfloat16 else difference <= CUDA_COMPILED_FP32_TOLERANCE
 
 
 def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, caplog):
