@@ -887,6 +887,24 @@ def test_attention_block_runs_other_blocks_as_they_are(monkeypatch):
     assert torch.equal(decoder_module.attention_block(other, x), other(x)) and not calls
 
 
+def test_refused_upsampler_geometries_get_stock_layout_input_directly(monkeypatch):
+    """A Conv2d geometry the conv-layout check refused gets upsample_nearest_2x's output in stock's layout
+    from then on, not a channels-last one copied over. On CPU the check refuses some (oneDNN); the third
+    chunk, the first to repeat the geometries, upsamples without channels_last exactly for those, with
+    stock's bits."""
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    calls = record_upsample_calls(monkeypatch)
+    stock, omni = pair("wan2.1-tiny", torch.float32)
+    resamplers = sum(getattr(m, "mode", None) in ("upsample2d", "upsample3d") for m in omni.decoder.modules())
+    assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=3, **SMALL))
+    # The second chunk's geometries, checked in its order, are the third chunk's.
+    verdicts = [ok for key, ok in decoder_module._channels_last_conv_verdicts.items() if len(key[1]) == 4]
+    repeated = verdicts[-resamplers:]
+    assert False in repeated and calls == [True] * 2 * resamplers + repeated
+
+
 def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
     """With the conv-layout lever, the upsamplers' Conv2ds get channels_last input, each geometry checked once.
 
