@@ -338,8 +338,8 @@ _channels_last_conv_check = threading.Lock()
 def refused_conv_geometries() -> list[ConvGeometry]:
     """The conv geometries whose check refused the conv-layout lever in this process: they keep stock's layout.
 
-    Exact either way; each costs its conv cuDNN's transposes and a copy of its input, so a
-    decode slower than expected can start here.
+    Exact either way; each costs its conv cuDNN's transposes and, but for an upsampler's Conv2d
+    after its check, a copy of its input, so a decode slower than expected can start here.
     """
     return [geometry for geometry, ok in list(_channels_last_conv_verdicts.items()) if not ok]
 
