@@ -527,10 +527,7 @@ def _verdict(
 
 def _refused_geometry(conv: nn.Module, input_shape: tuple[int, ...], x: torch.Tensor) -> bool:
     """Whether the conv-layout check refused ``conv`` on inputs of this shape (and x's dtype and device) already."""
-    key = _conv_geometry(conv, input_shape, x.dtype, x.device)
-    if torch.compiler.is_compiling():
-        return _recorded_verdicts(key)[0] is False
-    return _channels_last_conv_verdicts.get(key) is False
+    return _recorded_verdicts(_conv_geometry(conv, input_shape, x.dtype, x.device))[0] is False
 
 
 def _recorded_verdicts(key: ConvGeometry) -> tuple[bool | None, ChunkedConv | bool | None]:
