@@ -2,7 +2,8 @@
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
 ``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous``,
-``upsample_nearest_2x``, ``conv3d_chunked`` and ``channels_last_copy``.
+``upsample_nearest_2x``, ``conv3d_chunked``, ``channels_last_copy`` and
+``wan_rms_norm``.
 """
 
 import os as _os
@@ -27,6 +28,7 @@ from torch_wanops.ops import (  # noqa: E402
     dup_up3d_add,
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
+    wan_rms_norm,
 )
 
 __version__ = "0.1.0"
@@ -47,5 +49,6 @@ __all__ = [
     "rms_norm_cat_pad_5d",
     "reference_kernels",
     "upsample_nearest_2x",
+    "wan_rms_norm",
     "__version__",
 ]

@@ -10,8 +10,9 @@ blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; 
 Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; every
 upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE), and
 the mid block's attention normalizes with ``rms_norm_cat_pad_5d`` (no padding).
-The attention's convs and SDPA, the upsamplers' other layers, and norms in layouts
-the fused op does not mirror are the stock child modules, called as they are. A
+Norms in layouts the fused op does not mirror run stock's code as one op
+(``wan_rms_norm``, which a compiled graph does not decompose); the attention's convs
+and SDPA and the upsamplers' other layers are the stock child modules, called as they are. A
 child of a type the walk does not know, or one carrying hooks, runs its own stock
 ``forward``.
 """
@@ -57,10 +58,12 @@ from torch_wanops.ops import (
     dup_up3d_add,
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
+    wan_rms_norm,
 )
 from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import k_steps, output_tiles
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
+from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
 logger = logging.getLogger(__name__)
@@ -917,7 +920,7 @@ def norm_act_conv(
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
         and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
-        x = activation(norm(x))
+        x = _stock_norm_act(norm, activation, x)
         if dropout is not None:
             x = dropout(x)
         return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
@@ -941,6 +944,27 @@ def norm_act_conv(
         return _channels_last_conv(conv, conv_input.pop, residual, raw_output=raw_output,
                                    tf32_grid_input=tf32_grid_input)
     return _add_residual(nn.Conv3d.forward(conv, conv_input.pop()), residual)
+
+
+def _stock_norm_act(norm: nn.Module, activation: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``activation(norm(x))`` as the stock modules compute it, a walkable WanRMS_norm (and SiLU) through wan_rms_norm.
+
+    That op is stock's own code: eagerly the same kernels, and compiled too, where Inductor would
+    otherwise generate the norm's reduction itself and round otherwise (the attention's output, a
+    layout rms_norm_cat_pad_5d does not take, reaches the next residual block's norm this way).
+    """
+    bias = norm.bias if isinstance(norm, WanRMS_norm) else None
+    if not (
+        walkable(norm, WanRMS_norm)
+        and (isinstance(bias, torch.Tensor) or (isinstance(bias, float) and bias == 0.0))
+        and tuple(norm.gamma.shape) == wan_norm_shape(x, norm.channel_first)
+        and norm.gamma.device == x.device
+    ):
+        return activation(norm(x))
+    silu = walkable(activation, nn.SiLU)
+    x = wan_rms_norm(x, norm.gamma, norm.scale, norm.channel_first, bias if isinstance(bias, torch.Tensor) else None,
+                     silu)
+    return x if silu else activation(x)
 
 
 def _fuses_norm_act_conv(

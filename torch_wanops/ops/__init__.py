@@ -14,6 +14,7 @@ from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
+from torch_wanops.ops.wan_rms_norm import check_wan_rms_norm_args
 
 
 def cat_pad_5d(
@@ -136,4 +137,25 @@ def upsample_nearest_2x(x: torch.Tensor, channels_last: bool = False) -> torch.T
     return torch.ops.wanops.upsample_nearest_2x(x, channels_last)
 
 
-__all__ = ["bias_add_contiguous", "cat_pad_5d", "channels_last_copy", "conv3d_chunked", "dup_up3d_add", "rms_norm_cat_pad_5d", "upsample_nearest_2x"]
+def wan_rms_norm(
+    x: torch.Tensor,
+    gamma: torch.Tensor,
+    scale: float,
+    channel_first: bool = True,
+    bias: torch.Tensor | None = None,
+    silu: bool = False,
+) -> torch.Tensor:
+    """diffusers' ``WanRMS_norm`` of x (its ``gamma``, ``scale``, ``channel_first``, ``bias`` or the float 0.0
+    for None), then SiLU when ``silu``: stock's own code, as one op that ``torch.compile`` does not decompose.
+
+    The same bits, strides and gradients as the stock modules, eager or compiled.
+    """
+    if not torch.compiler.is_compiling():
+        check_wan_rms_norm_args(x, gamma, scale, channel_first, bias, silu)
+    return torch.ops.wanops.wan_rms_norm(x, gamma, scale, channel_first, bias, silu)
+
+
+__all__ = [
+    "bias_add_contiguous", "cat_pad_5d", "channels_last_copy", "conv3d_chunked", "dup_up3d_add",
+    "rms_norm_cat_pad_5d", "upsample_nearest_2x", "wan_rms_norm",
+]
