@@ -879,6 +879,28 @@ def test_norms_outside_the_fused_layouts_run_stock_code_as_one_op(compiled, monk
     assert calls
 
 
+def test_compiled_attention_output_takes_the_layout_eager_calls_gave_it(monkeypatch):
+    """Eager calls of attention_block record their output's layout per geometry, and a graph lays the
+    output out so: on the H200 the graph's own was channels-last where eager's was contiguous, and the
+    compiled decode left stock's bits. CPU's layouts agree; a channels_last_3d record stands in for the case."""
+    monkeypatch.setattr(decoder_module, "_attention_output_layouts", {})
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    block = WanAttentionBlock(8).eval()
+    x = random_tensor((1, 8, 1, 4, 6), torch.float32, "cpu", 0)
+    compiled = torch.compile(decoder_module.attention_block, fullgraph=True, backend="inductor")
+    with torch.no_grad():
+        expected = decoder_module.attention_block(block, x)
+        key, (strides, memory_format) = next(iter(decoder_module._attention_output_layouts.items()))
+        assert strides == expected.stride() and memory_format == torch.contiguous_format
+        assert compiled(block, x).stride() == expected.stride()
+        torch._dynamo.reset()
+        channels_last = expected.contiguous(memory_format=torch.channels_last_3d)
+        decoder_module._attention_output_layouts[key] = (channels_last.stride(), torch.channels_last_3d)
+        got = compiled(block, x)
+    assert torch.equal(got, expected) and got.stride() == channels_last.stride()
+
+
 ATTENTION_DEVICES = [(device, impl, dtype) for device, impl in IMPLS for dtype in (torch.float32, torch.float16)]
 ATTENTION_DEVICES += [("cpu", "reference", torch.bfloat16)] + [("cuda", "triton", torch.bfloat16)] * HAS_CUDA
 

@@ -132,9 +132,10 @@ class _ChunkForward:
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
     while Dynamo traces). The chunks after an eager one in the same decode run eagerly too: a
     graph traced on caches an eager chunk wrote would guard on their strides, which compiled
-    chunks lay out otherwise (the attention's one-frame output: eager's add and Inductor's
-    differ), so every decode would need one more graph. The graphs read cuDNN's TF32 setting
-    when traced: after a change, the decoder runs eagerly for good (exact either way).
+    chunks may lay out otherwise (they did after the attention, before its output took eager's
+    layout in graphs: decoder._in_eager_layout), and a decode would need one more graph. The
+    graphs read cuDNN's TF32 setting when traced: after a change, the decoder runs eagerly for
+    good (exact either way).
     """
 
     def __init__(self, decoder: OmniWanDecoder, mode: str, fullgraph: bool, dynamic: bool | None) -> None:

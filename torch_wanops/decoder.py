@@ -1080,7 +1080,8 @@ def attention_block(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
     The rest is stock's sequence of operations on the same values, kept step for step: the 1x1
     convs, the single-head SDPA and the residual add. Under torch.compile, the norm so stays
-    ATen's reduction instead of one Inductor would generate.
+    ATen's reduction instead of one Inductor would generate, and the output is laid out as
+    eager calls laid it out (_in_eager_layout).
     """
     if not (walkable(block, WanAttentionBlock) and _fusable_norm(block.norm, x, images=True)):
         return block(x)
@@ -1105,7 +1106,40 @@ def attention_block(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
     del qkv, query, key, value
     attended = attended.squeeze(1).permute(0, 2, 1).reshape(batch * frames, channels, height, width)
     out = block.proj(attended).view(batch, frames, channels, height, width).permute(0, 2, 1, 3, 4)
-    return out + x
+    geometry = _conv_geometry(block.proj, tuple(attended.shape), attended.dtype, attended.device)
+    return _in_eager_layout((*geometry, x.stride()), out + x)
+
+
+# The strides and dense memory format of the attention's output in eager calls, per proj conv
+# geometry and x's strides. Compiled, the proj conv's output takes its fake's layout, channels-last,
+# where cuDNN's real one was contiguous (H200, Wan2.1 480x832: the 1x1 conv on the attention's
+# channels-last frames): the residual add then handed the next block another layout, whose convs
+# ran other kernels, and the compiled decode left stock's bits (gpu-logs/session22 E, F: with the
+# attention run eagerly it kept them). The values are the same in either layout.
+_attention_output_layouts: dict[tuple, tuple[tuple[int, ...], torch.memory_format]] = {}
+
+
+def _in_eager_layout(key: tuple, out: torch.Tensor) -> torch.Tensor:
+    """``out`` laid out as eager calls of this key laid it out: recorded eagerly, taken by a graph.
+
+    The graph writes it in the recorded memory format, then views it with the recorded strides,
+    which may differ from Inductor's only in the strides of size-1 dimensions.
+    """
+    if not torch.compiler.is_compiling():
+        memory_format = _dense_layout(out)
+        if memory_format is not None:
+            _attention_output_layouts[key] = (out.stride(), memory_format)
+        return out
+    recorded = _recorded_attention_layout(*key)
+    if recorded is None or out.stride() == recorded[0]:
+        return out
+    strides, memory_format = recorded
+    return out.contiguous(memory_format=memory_format).as_strided(out.shape, strides)
+
+
+@torch.compiler.assume_constant_result
+def _recorded_attention_layout(*key: Any) -> tuple[tuple[int, ...], torch.memory_format] | None:
+    return _attention_output_layouts.get(key)
 
 
 def mid_block(
