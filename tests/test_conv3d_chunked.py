@@ -5,7 +5,6 @@ import torch
 import torch.nn.functional as F
 from conftest import (
     HAS_CUDA,
-    HAS_KERNELS,
     KERNEL_DEVICE,
     LAYOUTS,
     cuda,
@@ -14,7 +13,7 @@ from conftest import (
     run_impl,
     skip_unless_free_gpu_memory,
 )
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from torch_wanops import _backend
@@ -161,26 +160,28 @@ def tail_expectation(x, weight, full, tail_tiles, segments, dtype):
     return expected
 
 
-@pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA, or TRITON_INTERPRET=1)")
+@pytest.mark.skipif(KERNEL_DEVICE != "cuda", reason="needs CUDA: the interpreter's dots are numpy's, rounded by block shape")
 @given(
     batch=st.integers(1, 2),
     extra=st.tuples(st.integers(0, 2), st.integers(0, 9), st.integers(0, 11)),
     out_channels=st.integers(1, 200),
     tail=st.integers(0, 6),
     segments=st.sampled_from((1, 3, 9)),
-    dtype=st.sampled_from((torch.float32, torch.float16, torch.bfloat16)),
+    dtype=st.just(torch.float32),
     layout=st.sampled_from(LAYOUTS),
     seed=st.integers(0, 2**16),
 )
 @example(batch=1, extra=(1, 7, 9), out_channels=192, tail=3, segments=3, dtype=torch.float32, layout="channels_last",
          seed=0)
-@example(batch=2, extra=(0, 5, 6), out_channels=130, tail=6, segments=9, dtype=torch.float16, layout="permuted", seed=1)
+@example(batch=2, extra=(0, 5, 6), out_channels=130, tail=6, segments=9, dtype=torch.float32, layout="permuted", seed=1)
 def test_tail_tiles_add_their_k_segments_last_to_first(batch, extra, out_channels, tail, segments, dtype, layout, seed):
     """The last tail_tiles tiles of 128 positions x 128 channels: each of tail_segments runs of K steps summed
     alone, the sums added from the last run to the first, rounded once; every other tile as without them.
-    16-bit dtypes on the interpreter only: the expectation sums the segments in fp32 (TF32 dots on the GPU),
-    and a GPU's 16-bit and TF32 MMA instructions need not add within a step alike."""
-    assume(dtype == torch.float32 or KERNEL_DEVICE == "cpu")
+    CUDA and fp32 only. The expectation sums the segments in fp32 (TF32 dots on the GPU), and a GPU's 16-bit
+    and TF32 MMA instructions need not add within a step alike. Under the interpreter a dot is numpy's
+    matmul, whose rounding can depend on the block's shape (OpenBLAS's AVX2 kernels on an AMD EPYC summed a
+    K step of the tail's 128 x 128 blocks and of the other tiles' 256 x (128 + 64) ones otherwise, in fp32
+    and fp16 alike), so there the expectation is not the kernel's order."""
     x = make_layout(random_spread((batch, 96, *(3 + e for e in extra)), dtype, seed, device=KERNEL_DEVICE), layout)
     weight = random_spread((out_channels, 96, 3, 3, 3), dtype, seed + 1, device=KERNEL_DEVICE)
     full = conv3d_chunked(x, weight)
