@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
 ROW = re.compile(r"^\| (Wan2\.[12]) (bf16|fp16|fp32) (\d+)x(\d+)x(\d+) \|(.*)\|\s*$")
-CELL = re.compile(r"(\d+\.\d{3}) s(?: \((\d+\.\d{2})x\))?")
+CELL = re.compile(r"(\d+\.\d{3}) s(?: \((\d+\.\d{2})x(, bit-exact)?\))?")
 
 
 def readme_rows() -> dict[str, list[str]]:
@@ -46,5 +46,8 @@ def test_readme_row_matches_decode_json(case):
         assert match.group(1) == f"{row['median_s']:.3f}", (case, variant)
         if match.group(2) is not None:
             assert match.group(2) == f"{row['speedup']:.2f}", (case, variant)
+        # The eager column's header claims bit-exactness for every row; another cell claims it itself.
+        claimed = variant == "wanops-eager" or match.group(3) is not None
+        assert not claimed or row["bit_exact"] is True, f"{case} {variant}: bit-exact claimed, not measured"
     peaks = [f"{rows[v]['peak_bytes'] / 2**30:.2f}" for v in ("diffusers-eager", "wanops-eager")]
     assert cells[len(COLUMNS)] == " / ".join(peaks), case
