@@ -1,12 +1,14 @@
-"""What is alive at a decode's memory peak: the allocations, by size and by the code that made them (CUDA).
+"""What is alive at a decode's memory peak: the allocations, by size and by the code that made them (CUDA; CPU with --device cpu).
 
     python benchmarks/memory_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
-Records the CUDA caching allocator's history over one decode (after a warm-up decode; with
---first the first one, whose conv-layout checks hold more), replays its alloc/free events to
-find the moment of the highest allocated total, and prints the blocks live then with the
-innermost torch_wanops/diffusers frame that allocated each; writes the same to
-memory_<model>_<dtype>_<variant>[_first].txt under --out.
+Records the CUDA caching allocator's history over one decode (after the warm-up decodes: one, or
+two for wanops-compiled, whose graphs compile over two decodes; with --first the first decode,
+whose conv-layout checks hold more), replays its alloc/free events to find the moment of the
+highest allocated total, and prints the blocks live then with the innermost torch_wanops/diffusers
+frame that allocated each; writes the same to memory_<model>_<dtype>_<variant>[_first].txt under
+--out. ``--device cpu`` reads the same events from the profiler's allocation events (small sizes:
+``--size 128x192 --frames 9``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import sys
 
 import torch
+from torch._C._profiler import _EventType
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -50,25 +53,66 @@ def live_at_peak(trace: list[dict]) -> tuple[int, list[dict]]:
     return peak, at_peak
 
 
+def _frame(name: str) -> dict:
+    """A profiler event's name ("path(line): function" for Python calls) as a CUDA trace frame."""
+    location, _, function = name.partition(": ")
+    filename, _, line = location.rpartition("(")
+    return {"filename": filename or name, "line": line.rstrip(")"), "name": function}
+
+
+def cpu_trace(decode) -> list[dict]:
+    """decode()'s CPU allocations and frees as the CUDA allocator's trace gives them (addresses,
+    sizes, frames innermost first), from the profiler's allocation events."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, profile_memory=True, with_stack=True) as prof:
+        decode()
+    pending = list(prof.profiler.kineto_results.experimental_event_tree())
+    allocations = []
+    while pending:
+        event = pending.pop()
+        pending.extend(event.children)
+        if event.tag == _EventType.Allocation:
+            allocations.append(event)
+    trace = []
+    for event in sorted(allocations, key=lambda e: e.start_time_ns):
+        fields = event.extra_fields
+        if fields.alloc_size > 0:
+            frames, parent = [], event.parent
+            while parent is not None:
+                frames.append(_frame(parent.name))
+                parent = parent.parent
+            trace.append({"action": "alloc", "addr": fields.ptr, "size": fields.alloc_size, "frames": frames})
+        else:
+            trace.append({"action": "free_completed", "addr": fields.ptr})
+    return trace
+
+
 def report(vae, z: torch.Tensor, name: str, first: bool) -> list[str]:
+    on_cuda = z.device.type == "cuda"
     with variant(vae, name), torch.no_grad():
         if first:  # the conv-layout lever's per-geometry checks run again, as in a new process
             decoder_module.clear_conv_verdicts()
+        else:  # warm-up: cuDNN plans, Triton compiles, verdicts, and a compiled decoder's two graphs
+            for _ in range(2 if name == "wanops-compiled" else 1):
+                vae.decode(z, return_dict=False)
+        if on_cuda:
+            torch.cuda.synchronize()
+            base = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            torch.cuda.memory._record_memory_history(context="alloc", stacks="python", max_entries=500_000)
+            vae.decode(z, return_dict=False)
+            torch.cuda.synchronize()
+            snapshot = torch.cuda.memory._snapshot()
+            torch.cuda.memory._record_memory_history(enabled=None)
+            trace = snapshot["device_traces"][torch.cuda.current_device()]
         else:
-            vae.decode(z, return_dict=False)  # warm-up: cuDNN plans, Triton compiles, verdicts
-        torch.cuda.synchronize()
-        base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        torch.cuda.memory._record_memory_history(context="alloc", stacks="python", max_entries=500_000)
-        vae.decode(z, return_dict=False)
-        torch.cuda.synchronize()
-        snapshot = torch.cuda.memory._snapshot()
-        torch.cuda.memory._record_memory_history(enabled=None)
-    device = torch.cuda.current_device()
-    peak, blocks = live_at_peak(snapshot["device_traces"][device])
-    lines = [f"{name}{' (first decode)' if first else ''}: allocated before {base / 2**30:.2f} GiB; max allocated during the decode "
-             f"{(torch.cuda.max_memory_allocated() - base) / 2**30:.2f} GiB above it; "
-             f"{peak / 2**30:.2f} GiB allocated by the decode at its peak, in {len(blocks)} blocks:"]
+            trace = cpu_trace(lambda: vae.decode(z, return_dict=False))
+    peak, blocks = live_at_peak(trace)
+    head = f"{name}{' (first decode)' if first else ''}: "
+    if on_cuda:
+        head += (f"allocated before {base / 2**30:.2f} GiB; max allocated during the decode "
+                 f"{(torch.cuda.max_memory_allocated() - base) / 2**30:.2f} GiB above it; ")
+    lines = [head + f"{peak / 2**30:.2f} GiB allocated by the decode at its peak, in {len(blocks)} blocks:"]
     by_site: dict[str, list[int]] = collections.defaultdict(list)
     for block in blocks:
         by_site[allocation_site(block["frames"])].append(block["size"])
@@ -83,18 +127,20 @@ def main() -> None:
     add_decode_case_arguments(parser)
     parser.add_argument("--variants", nargs="+", default=["diffusers-eager", "wanops-eager"])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--first", action="store_true",
                         help="record the first decode instead (with the conv-layout checks; no warm-up)")
     args = parser.parse_args()
 
-    vae, z = decode_case(args, "cuda")
+    vae, z = decode_case(args, args.device)
     os.makedirs(args.out, exist_ok=True)
     for name in args.variants:
         lines = report(vae, z, name, args.first)
         print("\n".join(lines), flush=True)
         path = os.path.join(args.out, f"memory_{args.model}_{args.dtype}_{name}{'_first' if args.first else ''}.txt")
         with open(path, "w", encoding="utf-8") as handle:
-            handle.write(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {args.model} {args.dtype} "
+            where = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+            handle.write(f"{where}, torch {torch.__version__}, {args.model} {args.dtype} "
                          f"{args.size}x{args.frames}\n" + "\n".join(lines) + "\n")
 
 

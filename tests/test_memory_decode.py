@@ -1,7 +1,9 @@
-"""benchmarks/memory_decode.py's replay of the allocator trace (the GPU run itself needs CUDA)."""
+"""benchmarks/memory_decode.py's replay of the allocator trace, and its CPU trace from the profiler."""
 
 import importlib.util
 from pathlib import Path
+
+import torch
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "memory_decode.py"
 spec = importlib.util.spec_from_file_location("memory_decode", SCRIPT)
@@ -27,6 +29,25 @@ def test_live_at_peak_replays_allocs_and_completed_frees():
     peak, blocks = memory_decode.live_at_peak(trace)
     assert peak == 180
     assert sorted(block["addr"] for block in blocks) == [1, 2, 3]
+
+
+MIB = 2**20
+
+
+def allocate_12_mib_at_most():
+    first = torch.empty(MIB, dtype=torch.uint8)
+    second = torch.empty(8 * MIB, dtype=torch.uint8)
+    third = torch.empty(3 * MIB, dtype=torch.uint8)
+    del second, third
+    return first, torch.empty(2 * MIB, dtype=torch.uint8)
+
+
+def test_cpu_trace_finds_the_peak_and_the_allocating_function():
+    peak, blocks = memory_decode.live_at_peak(memory_decode.cpu_trace(allocate_12_mib_at_most))
+    assert peak == 12 * MIB
+    assert sorted(block["size"] for block in blocks) == [MIB, 3 * MIB, 8 * MIB]
+    for block in blocks:
+        assert "allocate_12_mib_at_most" in [frame["name"] for frame in block["frames"]]
 
 
 def test_allocation_site_is_the_innermost_own_frame():
