@@ -1,5 +1,6 @@
 """The wanops CLI: each subcommand runs, exit codes, the --json schema."""
 
+import collections
 import contextlib
 import json
 import subprocess
@@ -56,6 +57,23 @@ def test_bench_compile_rows(monkeypatch, tmp_path):
     rows = json.loads(path.read_text())["rows"]
     assert [row["variant"] for row in rows] == list(bench.VARIANTS)
     assert all(row["bit_exact"] for row in rows[1:])
+
+
+def test_bench_first_call_of_a_compiled_variant_is_two_decodes(monkeypatch):
+    """Compiled variants are timed after two warm-up decodes (both compile), the others after one."""
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    decodes, variant_names = collections.Counter(), []
+    timed_decode = bench.timed_decode
+
+    def counted(*args):
+        decodes[variant_names[-1]] += 1
+        return timed_decode(*args)
+
+    monkeypatch.setattr(bench, "timed_decode", counted)
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
+                               repeat=1, compile=True)
+    bench.run_bench(config, progress=lambda message: variant_names.append(message.partition(":")[0]))
+    assert decodes == {"diffusers-eager": 2, "wanops-eager": 2, "diffusers-compiled": 3, "wanops-compiled": 3}
 
 
 def test_bench_lever_variants(monkeypatch):

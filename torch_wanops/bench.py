@@ -34,6 +34,7 @@ from torch_wanops.configs import build_vae, latent_shape
 logger = logging.getLogger(__name__)
 
 VARIANTS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
+COMPILED_VARIANTS = VARIANTS[2:]
 # Lever rows: wanops with one lossless lever away from its default, to measure what it
 # gains (or, for a lever still off, would gain). Each maps to the switch it flips:
 # (module, attribute, value), where the module None means the decoder instance's attribute.
@@ -238,9 +239,11 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
             if progress:
                 progress(f"{name}: first call")
             out, first = timed_decode(vae, z, config.device)
-            if name == "wanops-compiled":
-                # Its first decode runs each chunk shape eagerly (the conv checks) and compiles the later
-                # chunks' graph; the first chunk's graph compiles in the second (torch_wanops.prewarm).
+            if name in COMPILED_VARIANTS:
+                # Compilation takes two decodes. wanops: the first runs each chunk shape eagerly (the conv
+                # checks) and compiles the later chunks' graph, the second the first chunk's
+                # (torch_wanops.prewarm). Stock: its second decode compiled for another 42-53 s on an H200
+                # (its first timed decode until session 23), as its forward's frames meet new cache states.
                 del out
                 out, second = timed_decode(vae, z, config.device)
                 first += second
