@@ -3,7 +3,7 @@
     python benchmarks/memory_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
 Records the CUDA caching allocator's history over one decode (after the warm-up decodes: one, or
-two for wanops-compiled, whose graphs compile over two decodes; with --first the first decode,
+two for the compiled variants, which compile over two decodes, as the bench warms them up; with --first the first decode,
 whose conv-layout checks hold more), replays its alloc/free events to find the moment of the
 highest allocated total, and prints the blocks live then with the innermost torch_wanops/diffusers
 frame that allocated each; writes the same to memory_<model>_<dtype>_<variant>[_first].txt under
@@ -24,7 +24,7 @@ from torch._C._profiler import _EventType
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_wanops import decoder as decoder_module  # noqa: E402
-from torch_wanops.bench import add_decode_case_arguments, decode_case, variant  # noqa: E402
+from torch_wanops.bench import COMPILED_VARIANTS, add_decode_case_arguments, decode_case, variant  # noqa: E402
 
 OWN_CODE = ("torch_wanops", "diffusers")
 
@@ -93,7 +93,7 @@ def report(vae, z: torch.Tensor, name: str, first: bool) -> list[str]:
         if first:  # the conv-layout lever's per-geometry checks run again, as in a new process
             decoder_module.clear_conv_verdicts()
         else:  # warm-up: cuDNN plans, Triton compiles, verdicts, and a compiled decoder's two graphs
-            for _ in range(2 if name == "wanops-compiled" else 1):
+            for _ in range(2 if name in COMPILED_VARIANTS else 1):
                 vae.decode(z, return_dict=False)
         if on_cuda:
             torch.cuda.synchronize()
