@@ -201,7 +201,28 @@ def _compile_small_decoder(arch):
     assert type(vae.decoder).__name__ == "WanDecoder3d" and "forward" not in vae.decoder.__dict__
 
 
+@contextlib.contextmanager
+def _cache_slots_per_chunk(decoder):
+    """Per chunk decoded in the block: (the cache slots holding a tensor before it, those holding the same
+    tensor after it), through a wrapper around the decoder's installed forward."""
+    forward, slots = decoder.forward, []
+
+    def record(x, feat_cache=None, feat_idx=[0], first_chunk=False):  # noqa: B006 - the stock signature
+        before = list(feat_cache)
+        out = forward(x, feat_cache, feat_idx, first_chunk)
+        tensors = [slot for slot, entry in enumerate(before) if isinstance(entry, torch.Tensor)]
+        slots.append((len(tensors), sum(feat_cache[slot] is before[slot] for slot in tensors)))
+        return out
+
+    decoder.forward = record
+    try:
+        yield slots
+    finally:
+        decoder.forward = forward
+
+
 def _assert_compiled_decode_gives_stock_bits(arch, dtype, latent_size, device="cpu"):
+    """Stock's bits, and graphs that write every later chunk's caches over the old ones (refresh_cache)."""
     torch._dynamo.reset()
     stock = build_vae(arch, dtype=dtype, device=device)
     vae = build_vae(arch, dtype=dtype, device=device)
@@ -211,10 +232,12 @@ def _assert_compiled_decode_gives_stock_bits(arch, dtype, latent_size, device="c
     # On CPU the ops run their reference code: the interpreter rounds bf16 otherwise (conftest).
     with torch_wanops.reference_kernels() if device == "cpu" else contextlib.nullcontext():
         assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
-        got = _decode(vae, z)
+        with _cache_slots_per_chunk(vae.decoder) as slots:
+            got = _decode(vae, z)
         expected = _decode(stock, z)
     assert compile_module.is_compiled(vae)
     assert got.stride() == expected.stride() and torch.equal(got, expected)
+    assert slots[0] == (0, 0) and all(tensors > 0 and kept == tensors for tensors, kept in slots[1:]), slots
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

@@ -1441,3 +1441,35 @@ def test_omni_checkpoint_loads_into_stock(tmp_path):
     stock = AutoencoderKLWan.from_pretrained(tmp_path).eval()
     assert type(stock.decoder) is WanDecoder3d
     assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=2))
+
+
+def _conv_input_of_cached_step(x, feat_cache):
+    """One causal conv step's input (2 cached frames, 1-pixel border), refreshing slot 0 of feat_cache."""
+    return decoder_module._padded_conv_input(
+        lambda cached, keep: torch_wanops.cat_pad_5d(x, cached, (1, 1, 1, 1, 2, 0), keep), feat_cache, [0]
+    )
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("case", ["own_tensor", "shared_tensor", "grad_mode"])
+def test_compiled_steps_write_the_next_cache_over_the_old_one(compiled, case):
+    """In a compiled graph a step writes its next cache into the old cache's storage (refresh_cache),
+    where the list would otherwise keep the old one alive until the graph returns; eager steps replace
+    the slot, as stock does, and so do graphs whose old cache sits in another slot too or that run
+    with autograd."""
+    old = torch.randn(1, 2, 2, 3, 4, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(1, 2, 3, 3, 4, generator=torch.Generator().manual_seed(1))
+    feat_cache = [old, old if case == "shared_tensor" else None]
+    expected_input = torch.nn.functional.pad(torch.cat([old, x], 2), (1, 1, 1, 1))
+    old_values = old.clone()
+    step = _conv_input_of_cached_step
+    if compiled:
+        torch._dynamo.reset()
+        step = torch.compile(step, fullgraph=True)
+    with torch.set_grad_enabled(case == "grad_mode"):
+        conv_input = step(x, feat_cache)
+    assert torch.equal(conv_input, expected_input)
+    assert torch.equal(feat_cache[0], x[:, :, -2:])
+    in_place = compiled and case == "own_tensor"
+    assert (feat_cache[0] is old) == in_place
+    assert torch.equal(old, x[:, :, -2:] if in_place else old_values)

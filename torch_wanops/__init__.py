@@ -2,8 +2,8 @@
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
 ``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous``,
-``upsample_nearest_2x``, ``conv3d_chunked``, ``channels_last_copy`` and
-``wan_rms_norm``.
+``upsample_nearest_2x``, ``conv3d_chunked``, ``channels_last_copy``,
+``wan_rms_norm`` and ``refresh_cache``.
 """
 
 import os as _os
@@ -26,6 +26,7 @@ from torch_wanops.ops import (  # noqa: E402
     channels_last_copy,
     conv3d_chunked,
     dup_up3d_add,
+    refresh_cache,
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
     wan_rms_norm,
@@ -44,6 +45,7 @@ __all__ = [
     "compile_vae",
     "conv3d_chunked",
     "prewarm",
+    "refresh_cache",
     "restore",
     "dup_up3d_add",
     "rms_norm_cat_pad_5d",

@@ -56,6 +56,7 @@ from torch_wanops.ops import (
     channels_last_copy,
     conv3d_chunked,
     dup_up3d_add,
+    refresh_cache,
     rms_norm_cat_pad_5d,
     upsample_nearest_2x,
     wan_rms_norm,
@@ -119,9 +120,33 @@ def _padded_conv_input(build: Callable, feat_cache: FeatCache, feat_idx: list[in
     cached = feat_cache[idx]
     # "Rep" (temporal upsampler after the first chunk) means "no cached frames".
     cached = cached if isinstance(cached, torch.Tensor) else None
-    padded, feat_cache[idx] = build(cached, CACHE_T)
+    padded, next_cache = build(cached, CACHE_T)
+    if _refreshes_in_place(cached, next_cache, feat_cache, idx):
+        refresh_cache(cached, next_cache)
+    else:
+        feat_cache[idx] = next_cache
     feat_idx[0] += 1
     return padded
+
+
+def _refreshes_in_place(cached: torch.Tensor | None, next_cache: torch.Tensor, feat_cache: list, idx: int) -> bool:
+    """Whether a compiled graph writes this conv's next cache over the old one (refresh_cache).
+
+    A graph returns new caches only when it ends, and the caller's list holds the old ones until
+    then: writing over them keeps one set alive instead of two. Eager calls replace the slot, as
+    stock does (the old cache dies there). Only an old cache of the new one's layout, in no other
+    slot (the graph inputs of one tensor in two slots would both change), and without autograd.
+    """
+    return (
+        torch.compiler.is_compiling()
+        and not torch.is_grad_enabled()
+        and cached is not None
+        and cached.shape == next_cache.shape
+        and cached.stride() == next_cache.stride()
+        and cached.dtype == next_cache.dtype
+        and cached.device == next_cache.device
+        and not any(entry is cached for slot, entry in enumerate(feat_cache) if slot != idx)
+    )
 
 
 def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:

@@ -12,6 +12,7 @@ from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.channels_last_copy import check_channels_last_copy_args
 from torch_wanops.ops.conv3d_chunked import check_conv3d_chunked_types
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_add_types
+from torch_wanops.ops.refresh_cache import check_refresh_cache_args
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
 from torch_wanops.ops.wan_rms_norm import check_wan_rms_norm_args
@@ -125,6 +126,17 @@ def dup_up3d_add(
     return torch.ops.wanops.dup_up3d_add(main, source, factor_t, factor_s, repeats, drop_first)
 
 
+def refresh_cache(cache: torch.Tensor, next_cache: torch.Tensor) -> None:
+    """``cache.copy_(next_cache)`` in place (same shape, dtype, device and strides; no shared memory).
+
+    A compiled graph writes a conv's next cache over its old one through this op, so that the old
+    caches, which the caller's cache list holds until the graph returns, are not joined by a new set.
+    """
+    if not torch.compiler.is_compiling():
+        check_refresh_cache_args(cache, next_cache)
+    torch.ops.wanops.refresh_cache(cache, next_cache)
+
+
 def upsample_nearest_2x(x: torch.Tensor, channels_last: bool = False) -> torch.Tensor:
     """A Wan upsampler's Conv2d input from its (B, C, T, H, W) frames, bit for bit, in one pass.
 
@@ -157,5 +169,5 @@ def wan_rms_norm(
 
 __all__ = [
     "bias_add_contiguous", "cat_pad_5d", "channels_last_copy", "conv3d_chunked", "dup_up3d_add",
-    "rms_norm_cat_pad_5d", "upsample_nearest_2x", "wan_rms_norm",
+    "refresh_cache", "rms_norm_cat_pad_5d", "upsample_nearest_2x", "wan_rms_norm",
 ]
