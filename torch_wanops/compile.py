@@ -187,8 +187,9 @@ def compile_vae(
     ``obj`` is anything :func:`torch_wanops.apply_to` takes. ``enabled=None`` reads
     ``WANOPS_COMPILE_VAE``. Disabled, the decoder still runs the lossless eager ops.
     Compiled bf16 decodes gave stock's bits on an H200 (both architectures at 480x832); fp32
-    CUDA graphs round otherwise (Inductor fuses the elementwise work around the ops). The
-    README gives what was measured, per dtype and device.
+    CUDA graphs round otherwise (Inductor's generated code, by about an ulp, which cuDNN's TF32
+    convs magnify); for fp32 stock bits, decode eagerly. The README gives what was measured, per
+    dtype and device.
     """
     if enabled is None:
         enabled = compile_enabled_from_env()
