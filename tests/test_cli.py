@@ -3,6 +3,7 @@
 import collections
 import contextlib
 import json
+import logging
 import subprocess
 import sys
 
@@ -74,6 +75,21 @@ def test_bench_first_call_of_a_compiled_variant_is_two_decodes(monkeypatch):
                                repeat=1, compile=True)
     bench.run_bench(config, progress=lambda message: variant_names.append(message.partition(":")[0]))
     assert decodes == {"diffusers-eager": 2, "wanops-eager": 2, "diffusers-compiled": 3, "wanops-compiled": 3}
+
+
+def test_bench_says_when_compile_vae_keeps_the_case_eager(monkeypatch, caplog):
+    """wanops-compiled on a device and dtype whose graphs are not known to give stock's bits (CPU fp32 taken
+    out here, as fp32 CUDA is) times the eager path that compile_vae keeps, and says so."""
+    from torch_wanops import compile as compile_module
+
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    monkeypatch.setattr(compile_module, "GRAPHS_GIVING_STOCK_BITS", frozenset())
+    vae = bench.load_vae(bench.BenchConfig(model="wan2.1-tiny", dtype="fp32", height=32, width=32, frames=5,
+                                           device="cpu"))
+    with caplog.at_level(logging.WARNING, logger="torch_wanops.bench"):
+        with bench.variant(vae, "wanops-compiled"):
+            assert not compile_module.is_compiled(vae)
+    assert "keeps this device and dtype on the eager lossless path" in caplog.text
 
 
 def test_bench_lever_variants(monkeypatch):

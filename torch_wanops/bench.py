@@ -28,7 +28,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanDecoder3d
 import torch_wanops
 from torch_wanops import _backend
 from torch_wanops import decoder as decoder_module
-from torch_wanops.compile import recompile_headroom
+from torch_wanops.compile import is_compiled, recompile_headroom
 from torch_wanops.configs import build_vae, latent_shape
 
 logger = logging.getLogger(__name__)
@@ -191,6 +191,9 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
     elif name == "wanops-compiled":
         if not torch_wanops.compile_vae(vae, enabled=True):
             raise RuntimeError("torch_wanops.compile_vae could not compile here")
+        if not is_compiled(vae):
+            logger.warning("wanops-compiled: compile_vae keeps this device and dtype on the eager lossless path "
+                           "(compile.GRAPHS_GIVING_STOCK_BITS); timing that")
     else:
         raise ValueError(f"unknown variant {name!r}")
     try:
