@@ -192,6 +192,18 @@ def test_info_lists_implementations(capsys):
     assert "fp64: reference" in out
 
 
+def test_info_shows_which_dtypes_compile_vae_compiles(capsys, monkeypatch):
+    from torch_wanops import compile as compile_module
+
+    cli.main(["--device", "cpu", "info"])
+    out = capsys.readouterr().out
+    assert "cpu fp32: compiled" in out and "cpu bf16: compiled" in out
+    monkeypatch.setattr(compile_module, "GRAPHS_GIVING_STOCK_BITS", frozenset({("cpu", torch.bfloat16)}))
+    cli.main(["--device", "cpu", "info"])
+    out = capsys.readouterr().out
+    assert "cpu fp32: eager" in out and "cpu bf16: compiled" in out
+
+
 def test_info_shows_the_lever_switches(capsys, monkeypatch):
     from torch_wanops import decoder
 

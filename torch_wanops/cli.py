@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import torch
 
 from torch_wanops import _backend
+from torch_wanops import compile as compile_module
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
 from torch_wanops.configs import CONFIGS
 
@@ -132,6 +133,10 @@ def _info(args: argparse.Namespace) -> int:
     for module, path, scope in LEVERS:
         value = functools.reduce(getattr, path.split("."), importlib.import_module(module))
         print(f"    {module}.{path} = {value} ({scope})")
+    print("compile_vae graphs (exact=True; the other pairs decode eagerly):")
+    for dtype_name, dtype in DTYPES.items():
+        compiled = (torch.device(args.device).type, dtype) in compile_module.GRAPHS_GIVING_STOCK_BITS
+        print(f"    {args.device} {dtype_name}: {'compiled' if compiled else 'eager'}")
     return 0
 
 
