@@ -144,10 +144,11 @@ class _ChunkForward:
     eagerly: the per-geometry conv checks (layout, chunked conv) run there and record their
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
     while Dynamo traces). With ``exact``, chunks of a device and dtype outside
-    GRAPHS_GIVING_STOCK_BITS always run eagerly. The chunks after an eager one in the same decode run eagerly too: a
-    graph traced on caches an eager chunk wrote would guard on their strides, which compiled
-    chunks may lay out otherwise (they did after the attention, before its output took eager's
-    layout in graphs: decoder._in_eager_layout), and a decode would need one more graph. The
+    GRAPHS_GIVING_STOCK_BITS always run eagerly. The chunks after an eager one in the same
+    decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
+    strides, which compiled chunks may lay out otherwise (they did after the attention, before
+    its output took eager's layout in graphs: decoder._in_eager_layout), and a decode would need
+    one more graph. The
     graphs read cuDNN's TF32 setting when traced: after a change, the decoder runs eagerly for
     good (exact either way).
     """
