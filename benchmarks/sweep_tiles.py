@@ -4,6 +4,8 @@
     python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
     python benchmarks/sweep_tiles.py --bias-add      # bias_add_contiguous's transposing tile
     python benchmarks/sweep_tiles.py --upsample      # upsample_nearest_2x's (transposing) line tile
+    python benchmarks/sweep_tiles.py --norm --dtype fp32   # any of these in fp32 (default bf16); fp32 norms
+                                                           # write TF32-grid conv inputs, as the decoder's do
 """
 
 from __future__ import annotations
@@ -62,28 +64,28 @@ def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, n
     print(f"{label:<18} copy of the output: {ms:.4f} ms", flush=True)
 
 
-def sweep_bias_add() -> None:
+def sweep_bias_add(dtype: torch.dtype) -> None:
     """bias_add_contiguous's transposing tile."""
     for channels, frames, height, width in BIAS_CASES:
-        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=dtype)
         x = x.contiguous(memory_format=torch.channels_last_3d)
-        bias = torch.randn(channels, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(channels, device="cuda", dtype=dtype)
         sweep_block_tiles(f"{channels}ch {frames}f {height}x{width}",
                           lambda x=x, bias=bias: torch_wanops.bias_add_contiguous(x, bias),
                           "transpose_tile", (channels, width), 2 * x.numel() * x.element_size(), x)
 
 
-def sweep_upsample() -> None:
+def sweep_upsample(dtype: torch.dtype) -> None:
     """upsample_nearest_2x through cat_pad_5d's line tile: channels_last output (the conv-layout lever's, a
     transposing copy), then stock's layout (width-fastest: fp32 decodes and the lever off)."""
     for channels_last in (True, False):
         for channels, frames, height, width in UPSAMPLE_CASES:
-            x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
+            x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=dtype)
             out = torch_wanops.upsample_nearest_2x(x, channels_last)
             sweep_block_tiles(f"{channels}ch {frames}f {height}x{width} {'CL' if channels_last else 'NC'}",
                               lambda x=x, channels_last=channels_last: torch_wanops.upsample_nearest_2x(x, channels_last),
                               "line_tile", (channels, 2 * width, channels_last, False, channels_last),
-                              (x.numel() + out.numel()) * 2, out,
+                              (x.numel() + out.numel()) * x.element_size(), out,
                               TRANSPOSING_BLOCKS if channels_last else WIDTH_FASTEST_BLOCKS)
 
 
@@ -92,32 +94,36 @@ def main() -> None:
     parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
     parser.add_argument("--bias-add", action="store_true", help="sweep bias_add_contiguous instead")
     parser.add_argument("--upsample", action="store_true", help="sweep upsample_nearest_2x instead")
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"])
     args = parser.parse_args()
+    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, {args.dtype}")
     if args.bias_add:
-        sweep_bias_add()
+        sweep_bias_add(dtype)
         return
     if args.upsample:
-        sweep_upsample()
+        sweep_upsample(dtype)
         return
     original = _backend.line_tile
     for label, channels, frames, height, width, layout in CASES:
         if layout == "transposing" and not args.norm:
             continue
         fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
-        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=fmt)
+        x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=dtype).contiguous(memory_format=fmt)
         cache_fmt = torch.channels_last_3d if layout != "contiguous" else torch.contiguous_format
-        cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cache_fmt)
-        gamma = torch.randn(channels, 1, 1, 1, device="cuda", dtype=torch.bfloat16)
+        cache = torch.randn(1, channels, 2, height, width, device="cuda", dtype=dtype).contiguous(memory_format=cache_fmt)
+        gamma = torch.randn(channels, 1, 1, 1, device="cuda", dtype=dtype)
 
         def op(x=x, cache=cache, gamma=gamma, transposing=layout == "transposing"):
             if args.norm:
-                return torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2, transposing)
+                return torch_wanops.rms_norm_cat_pad_5d(x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2, transposing,
+                                                        tf32_out=transposing and dtype == torch.float32)
             return torch_wanops.cat_pad_5d(x, cache, (1, 1, 1, 1, 2, 0), 2)
 
         out, kept = op()
-        nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * 2
-        for fastest in (64, 128, 256, 512):
-            for tile, warps in ((1024, 4), (2048, 4), (4096, 8)):
+        nbytes = (x.numel() + cache.numel() + out.numel() + kept.numel()) * x.element_size()
+        for fastest in (32, 64, 128, 256, 512):
+            for tile, warps in ((512, 2), (1024, 2), (1024, 4), (2048, 4), (4096, 8)):
                 def line_tile(channels, width, channels_fastest, arithmetic=False, transposing=False, fastest=fastest, tile=tile,
                               warps=warps):
                     fast, other = (channels, width) if channels_fastest else (width, channels)
@@ -132,7 +138,8 @@ def main() -> None:
                       f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
         _backend.line_tile = original
         ms = triton.testing.do_bench(op, return_mode="median")
-        print(f"{label:<18} {layout:<13} default tile {_backend.line_tile(channels, width + 2, layout != 'contiguous', args.norm)}: "
+        default = _backend.line_tile(channels, width + 2, layout != "contiguous", args.norm, layout == "transposing")
+        print(f"{label:<18} {layout:<13} default tile {default}: "
               f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s")
         # The whole-tensor copy as the ceiling for this case's bytes.
         dst = torch.empty_like(out)
