@@ -148,9 +148,8 @@ class _ChunkForward:
     decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
     strides, which compiled chunks may lay out otherwise (they did after the attention, before
     its output took eager's layout in graphs: decoder._in_eager_layout), and a decode would need
-    one more graph. The
-    graphs read cuDNN's TF32 setting when traced: after a change, the decoder runs eagerly for
-    good (exact either way).
+    one more graph. The graphs read cuDNN's TF32 setting when traced: after a change, the decoder
+    runs eagerly for good (exact either way).
     """
 
     def __init__(
@@ -297,8 +296,9 @@ def prewarm(
     """Decode random latents of ``latent_shape``, so checks, compilation and autotuning happen before traffic.
 
     A decoder that runs compiled graphs for ``dtype`` on ``device`` decodes twice: the first decode
-    runs each chunk shape eagerly (the conv checks), the second compiles its graphs. Use at least two latent frames to warm both graphs
-    (first chunk, later chunks). Returns whether the decodes succeeded; a failure is logged, never raised.
+    runs each chunk shape eagerly (the conv checks), the second compiles its graphs. Use at least
+    two latent frames to warm both graphs (first chunk, later chunks). Returns whether the decodes
+    succeeded; a failure is logged, never raised.
     """
     shape = _check_latent_shape(latent_shape)
     if dtype is not None and not isinstance(dtype, torch.dtype):
