@@ -13,6 +13,7 @@ again: stock's bias add_, then its ``x + shortcut``, without the second pass.
 import triton
 import triton.language as tl
 
+from .indexing import line_tile_program
 from .rounding import round_to
 
 
@@ -26,6 +27,8 @@ def bias_add_contiguous_kernel(
     frames,
     height,
     width,
+    c_blocks,
+    w_blocks,
     x_sb, x_sc, x_st, x_sh, x_sw,
     r_sb, r_sc, r_st, r_sh, r_sw,
     HAS_RESIDUAL: tl.constexpr,
@@ -33,9 +36,9 @@ def bias_add_contiguous_kernel(
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
 ):
-    line = tl.program_id(0)  # (b, t, h), h fastest
-    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    w = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)
+    line, c_block, w_block = line_tile_program(c_blocks, w_blocks)  # line: (b, t, h), h fastest
+    c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)
+    w = w_block * BLOCK_W + tl.arange(0, BLOCK_W)
     if INDEX64:
         line = line.to(tl.int64)
         c = c.to(tl.int64)

@@ -26,6 +26,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
+from .indexing import line_tile_program
 from .rounding import round_to, round_to_tf32_grid
 
 
@@ -75,6 +76,8 @@ def cat_pad_5d_kernel(
     pad_w,
     keep_frames,
     num_lines,
+    c_blocks,
+    w_blocks,
     x_sb, x_sc, x_st, x_sh, x_sw,
     cache_sb, cache_sc, cache_st, cache_sh, cache_sw,
     out_sb, out_sc, out_st, out_sh, out_sw,
@@ -97,16 +100,17 @@ def cat_pad_5d_kernel(
     # The (batch, frame, row) coordinates are per program, so most index math is done
     # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
     # scalar boolean broadcast against a tensor into int32, which tl.load rejects as a mask.
+    line_group, c_block, w_block = line_tile_program(c_blocks, w_blocks)
     if LINES == 1:
-        line = tl.program_id(0) + tl.zeros((1, 1), tl.int32)
-        c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
+        line = line_group + tl.zeros((1, 1), tl.int32)
+        c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
     else:
         # Under the interpreter, whose cost is per program: LINES lines per program, with
         # (line, channel) pairs down the tile's rows.
         rows = tl.arange(0, LINES * BLOCK_C)[:, None]
-        line = tl.program_id(0) * LINES + rows // BLOCK_C
-        c = tl.program_id(1) * BLOCK_C + rows % BLOCK_C
-    ow = tl.program_id(2) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
+        line = line_group * LINES + rows // BLOCK_C
+        c = c_block * BLOCK_C + rows % BLOCK_C
+    ow = w_block * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
     if INDEX64:
         line = line.to(tl.int64)
         c = c.to(tl.int64)

@@ -198,8 +198,10 @@ def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
 @needs_interpreter
 @settings(max_examples=8)
 @given(case=norm_cases())
+@example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
 def test_kernel_one_line_per_program_under_interpreter(case):
-    """The GPU's launch (LINES=1) of the norm prologue, through the interpreter."""
+    """The GPU's launch (LINES=1) of the norm prologue, through the interpreter: lines of cached
+    frames and of the zero border skip the norm's arithmetic there."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
         check_kernel_against_emulation(case, by_table=False)

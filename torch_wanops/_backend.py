@@ -156,7 +156,7 @@ def line_tile(
     fastest_block = min(next_power_of_2(fastest), fastest_limit)
     other_block = min(next_power_of_2(other), max(1, tile // fastest_block))
     block_c, block_w = (fastest_block, other_block) if channels_fastest else (other_block, fastest_block)
-    return fit_grid_axis(channels, block_c), fit_grid_axis(width, block_w), 4
+    return block_c, block_w, 4
 
 
 def norm_tile(channels: int, width: int, transposing: bool) -> tuple[int, int, int]:
@@ -178,7 +178,7 @@ def norm_tile(channels: int, width: int, transposing: bool) -> tuple[int, int, i
         block_w, warps = 1024 // block_c, 2
     else:
         block_w, warps = block_c // 2, block_c // 16
-    return fit_grid_axis(channels, block_c), fit_grid_axis(width, min(block_w, next_power_of_2(width))), warps
+    return block_c, min(block_w, next_power_of_2(width)), warps
 
 
 def transpose_tile(channels: int, width: int) -> tuple[int, int, int]:
@@ -195,7 +195,7 @@ def transpose_tile(channels: int, width: int) -> tuple[int, int, int]:
         block_c = min(next_power_of_2(channels), max(1, (1 << 16) // block_w))
     else:
         block_c, block_w = min(128, next_power_of_2(channels)), min(128, next_power_of_2(width))
-    return fit_grid_axis(channels, block_c), fit_grid_axis(width, block_w), 8
+    return block_c, block_w, 8
 
 
 def channels_last_copy_tile(channels: int, positions: int, element_size: int) -> tuple[int, int, int]:
@@ -264,12 +264,13 @@ def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> 
     return positions, 64, max(16, next_power_of_2(min(out_channels, 128) - 64)), 8, stages
 
 
-# CUDA caps a launch grid's y and z dimensions at 65535 blocks.
-GRID_YZ_LIMIT = 65535
+# CUDA caps a launch grid's x dimension at 2**31 - 1 blocks.
+GRID_X_LIMIT = 2**31 - 1
 
 
-def fit_grid_axis(size: int, block: int) -> int:
-    """``block``, doubled until ``size`` needs at most GRID_YZ_LIMIT of them (only absurdly long axes grow)."""
-    while -(-size // block) > GRID_YZ_LIMIT:
-        block *= 2
-    return block
+def line_tile_grid(line_groups: int, c_blocks: int, w_blocks: int) -> tuple[int]:
+    """The flat launch grid of a line-tiled kernel (``csrc_triton.indexing.line_tile_program``'s order)."""
+    programs = line_groups * c_blocks * w_blocks
+    if programs > GRID_X_LIMIT:
+        raise ValueError(f"x is too large for one launch: {programs} programs, CUDA allows {GRID_X_LIMIT}")
+    return (programs,)

@@ -61,10 +61,12 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None) 
         # follows the last in x and the residual, as in the output, a frame is one line.
         height, width = 1, height * width
     block_c, block_w, warps = _backend.transpose_tile(channels, width)
-    grid = (batch * frames * height, -(-channels // block_c), -(-width // block_w))
+    c_blocks, w_blocks = -(-channels // block_c), -(-width // block_w)
+    grid = _backend.line_tile_grid(batch * frames * height, c_blocks, w_blocks)
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
-            x, bias, out, residual, channels, frames, height, width, *x_strides, *residual_strides,
+            x, bias, out, residual, channels, frames, height, width, c_blocks, w_blocks, *x_strides,
+            *residual_strides,
             HAS_RESIDUAL=has_residual,
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,

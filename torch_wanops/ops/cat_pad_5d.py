@@ -154,7 +154,8 @@ def launch_cat_pad_5d(
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
     lines = out_shape[0] * out_shape[2] * out_shape[3]
     lines_per_program = _backend.lines_per_program(block_c * block_w)
-    grid = (-(-lines // lines_per_program), -(-channels // block_c), -(-out_shape[4] // block_w))
+    c_blocks, w_blocks = -(-channels // block_c), -(-out_shape[4] // block_w)
+    grid = _backend.line_tile_grid(-(-lines // lines_per_program), c_blocks, w_blocks)
     # Pointers a configuration never dereferences get a placeholder tensor.
     cache_arg = x if cache is None else cache
     keep_arg = out if keep == 0 else next_cache
@@ -178,7 +179,7 @@ def launch_cat_pad_5d(
             0.0 if prologue is None else prologue.scale,
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
-            t_front - cache_frames, pad_h, pad_w, keep, lines,
+            t_front - cache_frames, pad_h, pad_w, keep, lines, c_blocks, w_blocks,
             *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(), *norm_strides,
             HAS_CACHE=cache is not None,
             HAS_KEEP=keep > 0,
