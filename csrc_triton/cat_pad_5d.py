@@ -54,6 +54,14 @@ def rms_norm_silu(x, norm, gamma, scale, silu_table_ptr, SILU: tl.constexpr, SIL
 
 
 @triton.jit
+def new_frames_line(line, out_height, out_frames, frames_before_x, pad_h, height):
+    """Whether output line ``line`` (batch, frame, row; row fastest) holds any of x's values."""
+    ih = line % out_height - pad_h
+    x_frame = (line // out_height) % out_frames - frames_before_x
+    return (x_frame >= 0) & (ih >= 0) & (ih < height)
+
+
+@triton.jit
 def cat_pad_5d_kernel(
     x_ptr,
     cache_ptr,
@@ -139,18 +147,25 @@ def cat_pad_5d_kernel(
     else:
         x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
+    if LINES == 1:
+        # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
+        # norm's arithmetic, which bounds the kernel's time: its values come from the cache or are 0.
+        computes_norm = new_frames_line(line_group, out_height, out_frames, zero_frames + cache_frames, pad_h, height)
+    else:
+        computes_norm = line_group >= 0
     if NORM:
-        # One norm per column and one gamma per channel, each loaded once per tile.
-        norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
-        norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
-        gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
-        values = values.to(tl.float32)
-        if HAS_BIAS:
-            bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
-            values = round_to(values + bias, out_ptr.dtype.element_ty)
-        normalized = rms_norm_silu(values, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
-                                   LIBDEVICE_EXP, out_ptr.dtype.element_ty)
-        values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
+        if computes_norm:
+            # One norm per column and one gamma per channel, each loaded once per tile.
+            norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
+            norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
+            gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
+            normalized = values.to(tl.float32)
+            if HAS_BIAS:
+                bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
+                normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
+            normalized = rms_norm_silu(normalized, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
+                                       LIBDEVICE_EXP, out_ptr.dtype.element_ty)
+            values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)
         cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
