@@ -29,7 +29,7 @@ from triton.compiler import ASTSource
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kernel module -> (kernel name, [constexpr settings]); settings a version lacks are ignored.
 COMMON = {"HAS_CACHE": True, "HAS_KEEP": True, "LIBDEVICE_EXP": True, "SILU_TABLE": False, "HAS_BIAS": False, "LINES": 1,
-          "UPSAMPLE": 1}
+          "TF32_OUT": False, "UPSAMPLE": 1}
 CASES = {
     "cat_pad_5d": ("cat_pad_5d_kernel", [
         {**COMMON, "NORM": False, "SILU": False, "INDEX64": False, "BLOCK_C": 4, "BLOCK_W": 512},

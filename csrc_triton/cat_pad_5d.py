@@ -147,13 +147,14 @@ def cat_pad_5d_kernel(
     else:
         x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
-    if LINES == 1:
-        # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
-        # norm's arithmetic, which bounds the kernel's time: its values come from the cache or are 0.
-        computes_norm = new_frames_line(line_group, out_height, out_frames, zero_frames + cache_frames, pad_h, height)
-    else:
-        computes_norm = line_group >= 0
     if NORM:
+        if LINES == 1:
+            # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
+            # norm's arithmetic, which bounds the kernel's time: its values come from the cache or are 0.
+            computes_norm = new_frames_line(line_group, out_height, out_frames, zero_frames + cache_frames, pad_h,
+                                            height)
+        else:
+            computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:
             # One norm per column and one gamma per channel, each loaded once per tile.
             norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
