@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch_wanops  # noqa: E402
 from torch_wanops import _backend  # noqa: E402
+from torch_wanops.bench import DTYPES  # noqa: E402
 
 CASES = [  # (label, channels, frames, height, width, layout); "transposing": NCDHW x, channels-last output
     ("384ch 2f 120x208", 384, 2, 120, 208, "contiguous"),
@@ -96,7 +97,7 @@ def main() -> None:
     parser.add_argument("--upsample", action="store_true", help="sweep upsample_nearest_2x instead")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"])
     args = parser.parse_args()
-    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
+    dtype = DTYPES[args.dtype]
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, {args.dtype}")
     if args.bias_add:
         sweep_bias_add(dtype)
