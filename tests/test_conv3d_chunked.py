@@ -435,14 +435,16 @@ def test_wan21_convs_run_in_chunk_order_on_cuda(dtype):
 @pytest.mark.parametrize(
     "x_shape,out_channels",
     [((1, 96, 6, 482, 834), 96), ((1, 192, 6, 242, 418), 96), ((1, 384, 4, 122, 210), 384),
-     ((1, 384, 6, 122, 210), 384), ((1, 192, 6, 242, 418), 192), ((1, 192, 3, 362, 642), 192)],
+     ((1, 384, 6, 122, 210), 384), ((1, 192, 6, 242, 418), 192), ((1, 192, 3, 362, 642), 192),
+     ((1, 384, 4, 182, 322), 384)],
     ids=["96ch-480x832", "192-to-96ch-240x416", "384ch-first-chunk-120x208", "384ch-120x208", "192ch-240x416",
-         "192ch-first-chunk-360x640"],
+         "192ch-first-chunk-360x640", "384ch-360x640"],
 )
 def test_tf32_grid_inputs_give_cudnns_bits_on_cuda(x_shape, out_channels):
     """fp32 x rounded to the TF32 grid and read with truncate_x: cuDNN's bits of the unrounded x, wherever
     cuDNN runs a TF32 kernel of the chunk order (its 128x128x32 kernels of the 384-channel convs included),
-    and with the decoder's tail split where it runs the segment_k_on one (the 192-channel convs on an H200)."""
+    and with the tail split the decoder's check finds where it runs the segment_k_on one (on an H200 the
+    192-channel convs, 36 tiles in 3 runs, and the 384-channel ones at 4x182x322, 27 tiles in 3 runs)."""
     skip_unless_free_gpu_memory(4)
     x = random_spread(x_shape, torch.float32, 4).contiguous(memory_format=CL)
     conv = torch.nn.Conv3d(x_shape[1], out_channels, 3, bias=False, device="cuda")
@@ -452,9 +454,12 @@ def test_tf32_grid_inputs_give_cudnns_bits_on_cuda(x_shape, out_channels):
         order = decoder_module._sums_in_chunk_order(kernels)
         if not order:
             pytest.skip(f"cuDNN runs {sorted(kernels)} here, not a kernel of the chunk-order families")
-        out = decoder_module._chunked_conv(conv, rounded_to_tf32(x), order, truncate_x=True)
+        grid_x = rounded_to_tf32(x)
+        tail = (0, 1)
         if order is decoder_module.ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT:
-            tail_tiles, segments = decoder_module._cudnn_tail_split(conv, x)
-            assert tail_tiles and segments > 1
-            assert not torch.equal(conv3d_chunked(rounded_to_tf32(x), conv.weight, truncate_x=True), stock)
+            tail = decoder_module._tail_split_giving(
+                stock, lambda split: decoder_module._chunked_conv(conv, grid_x, order, True, split),
+                lambda tiles: decoder_module._tail_segment_counts(conv, x, tiles))
+            assert tail is not None and tail[0] and tail[1] > 1, tail
+        out = decoder_module._chunked_conv(conv, grid_x, order, truncate_x=True, tail=tail)
     assert torch.equal(out, stock)

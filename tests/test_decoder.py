@@ -1011,6 +1011,7 @@ def test_chunked_convs_on_cuda(dtype, monkeypatch):
     at least the 96 -> 96 convs must pass the check, or CHUNKED_CONVS silently stopped paying."""
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_chunked_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_tail_splits", {})
     conv3d_chunked, truncating = decoder_module.conv3d_chunked, []
     monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False, *tail: truncating.append(
         truncate_x) or conv3d_chunked(x, weight, truncate_x, *tail))
@@ -1076,14 +1077,22 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
     stock_layout = lambda x: seen.setdefault("stock", x.clone())  # noqa: E731
     orders = []
 
-    def chunked(x, order, truncate_x=False):
+    def chunked(x, order, truncate_x=False, tail=None):
         orders.append((order, truncate_x))
+        tails.append(tail)
         return seen.setdefault("chunked", x.clone()) if not truncate_x else x
 
-    plus_one = lambda x, order: x + 1  # noqa: E731
-    check = decoder_module._chunked_conv_gives_stock_bits
+    plus_one = lambda x, order, tail: x + 1  # noqa: E731
+    tails, recorded = [], []
+    segment_counts = lambda tiles: range(2, 4)  # noqa: E731
+
+    def check(padded, stock_layout, conv, chunked_conv, epilogue):
+        return decoder_module._chunked_conv_gives_stock_bits(
+            padded, stock_layout, conv, chunked_conv, epilogue, segment_counts, recorded.append)
+
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is ChunkedConv.ANY_INPUT
     assert orders == [(ChunkedConv.ANY_INPUT, False)]  # run in the order it is checked for, never timed
+    assert tails == [(0, 1)] and not recorded
     assert seen["stock"].is_contiguous() and seen["chunked"].stride() == padded.stride()
     assert torch.equal(seen["stock"], seen["chunked"]) and seen["stock"].unique().numel() > 50
     assert check(padded, stock_layout, lambda x: x, plus_one, lambda out: out) is False
@@ -1096,10 +1105,13 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
             orders.clear()
             monkeypatch.setattr(decoder_module, "_runs_faster", lambda candidate, incumbent, x, f=faster: timed.append(
                 (candidate(x) is x, incumbent(x) is x, x.stride() == padded.stride())) or f)
+            tails.clear()
             verdict = check(padded, stock_layout, lambda x: x, chunked, lambda out: out)
             assert verdict is (order if faster else False)
             assert orders == [(order, False), (order, True)]
+            assert tails == [(0, 1), (0, 1)]  # the probe gave no differing tile: nothing split
     assert timed == [(True, True, True)] * 4
+    assert recorded == [(0, 1)]  # the tail-split verdict taken, with its split; not the refused one
     assert check(padded, stock_layout, lambda x: x, plus_one, lambda out: out) is False
     assert len(timed) == 4  # not timed where the bits differ
     seen.clear()
@@ -1111,38 +1123,148 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
 
 
 @pytest.mark.parametrize(
-    "input_shape,out_channels,sms,split",
+    "input_shape,out_channels,sms,tail,counts",
     [
-        ((1, 192, 6, 242, 418), 192, 132, (36, 3)),  # 6240 tiles: 36 left after 47 waves, 3 runs each
-        ((1, 192, 3, 362, 642), 192, 132, (36, 3)),  # 3600 tiles
-        ((1, 192, 3, 242, 418), 192, 132, (108, 1)),  # 1560 tiles: 108 left, too many to split
-        ((1, 192, 6, 242, 418), 192, 120, (0, 1)),  # 6240 tiles in whole waves
-        ((2, 32, 3, 3, 3), 40, 132, (1, 1)),  # one tile of one K step: nothing to split
+        ((1, 192, 6, 242, 418), 192, 132, 36, range(2, 4)),  # 480x832's later chunks: cuDNN splits 36 tiles in 3
+        ((1, 384, 4, 182, 322), 384, 132, 27, range(2, 5)),  # 720x1280's later chunks: 27 tiles in 3
+        ((1, 192, 6, 362, 642), 192, 132, 12, range(2, 12)),  # 12 tiles: no count matched (sessions 19, 23)
+        ((1, 192, 6, 242, 418), 192, 132, 70, range(2, 2)),  # more than half a wave: no split fits
+        ((2, 32, 3, 3, 3), 40, 132, 1, range(2, 2)),  # one K step: nothing to split
     ],
 )
-def test_cudnn_tail_split_counts_the_tiles_left_after_whole_waves(input_shape, out_channels, sms, split, monkeypatch):
-    """(tail_tiles, tail_segments) for cuDNN's segment_k_on 128x128x32 kernel: the 128 x 128 tiles left after
-    whole waves over the SMs, each in SMs // leftover runs of K steps (at most one per step)."""
+def test_tail_segment_counts_fit_one_wave_and_the_k_steps(input_shape, out_channels, sms, tail, counts, monkeypatch):
+    """The runs tried for ``tail`` split tiles: at least 2, at most one per K step, all within one wave of the SMs."""
     kernel = 3 if input_shape[1] > 32 else 1
     conv = torch.nn.Conv3d(input_shape[1], out_channels, kernel, device="meta")
     padded = torch.empty(input_shape, device="meta")
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: types.SimpleNamespace(
         multi_processor_count=sms))
-    assert decoder_module._cudnn_tail_split(conv, padded) == split
+    assert decoder_module._tail_segment_counts(conv, padded, tail) == counts
+
+
+def tiled_output(shape, layout, marks):
+    """A conv output whose 128 x 128 tiles (positions in order, channels fastest) hold ``marks[tile]`` at one
+    element of each (0 where unmarked), everything else 0."""
+    out = make_layout(torch.zeros(shape), layout)
+    channel_tiles = -(-shape[1] // 128)
+    values = out.movedim(1, -1)  # a view: (batch, frames, height, width, channels)
+    positions = values.shape[:-1]
+    for tile, mark in marks.items():
+        position, channel = divmod(tile, channel_tiles)
+        index = torch.unravel_index(torch.tensor(min(position * 128 + 127, values[..., 0].numel() - 1)), positions)
+        values[(*index, min(channel * 128 + 5, shape[1] - 1))] = mark
+    return out
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(
+    "shape,marks,expected",
+    [
+        ((1, 200, 2, 10, 30), {}, 0),  # 600 positions: 5 x 2 tiles
+        ((1, 200, 2, 10, 30), {9: 1.0}, 1),  # the last tile (positions 512-599, channels 128-199)
+        ((1, 200, 2, 10, 30), {6: 1.0, 9: 2.0}, 4),  # tiles 6-9, 7 and 8 equal
+        ((2, 96, 1, 16, 16), {0: -1.0}, 4),  # 512 positions, batch 2: the first of 4 tiles
+        ((1, 3, 1, 1, 1), {0: 1.0}, 1),  # one position, one tile
+    ],
+)
+def test_tiles_from_first_difference(shape, marks, expected, layout):
+    """How many of conv3d_chunked's tail tiles run from the first that differs to the last, in any layout."""
+    reference = make_layout(torch.zeros(shape), layout)
+    candidate = tiled_output(shape, layout, marks)
+    assert int(candidate.ne(reference).sum()) == len(marks)
+    assert decoder_module._tiles_from_first_difference(candidate, reference) == expected
+    assert decoder_module._tiles_from_first_difference(reference, candidate.contiguous()) == expected
+
+
+def split_marked_output(shape, tiles, tail):
+    """A stand-in for conv3d_chunked's output: the last tail_tiles tiles marked with tail_segments."""
+    tail_tiles, segments = tail
+    return tiled_output(shape, "channels_last", {tile: float(segments) for tile in range(tiles - tail_tiles, tiles)})
+
+
+@pytest.mark.parametrize(
+    "split,counts,found",
+    [
+        ((3, 3), range(2, 5), (3, 3)),  # cuDNN's split among the counts tried
+        ((3, 5), range(2, 5), None),  # beyond them
+        ((0, 1), range(2, 5), (0, 1)),  # stock's bits unsplit
+        ((1, 2), range(2, 3), (1, 2)),
+    ],
+)
+def test_tail_split_giving_reads_the_split_off_the_differing_tiles(split, counts, found):
+    """The tail is read off the tiles the unsplit output gets wrong, and each run count tried in turn
+    (the counts asked for that tail), until one gives the reference's bits."""
+    shape, tiles = (1, 200, 2, 10, 30), 10
+    reference = split_marked_output(shape, tiles, split)
+    asked, tried = [], []
+
+    def counts_for(tail):
+        asked.append(tail)
+        return counts
+
+    def chunked_output(tail):
+        tried.append(tail)
+        return split_marked_output(shape, tiles, tail)
+
+    assert decoder_module._tail_split_giving(reference, chunked_output, counts_for) == found
+    if split == (0, 1):
+        assert tried == [(0, 1)] and not asked
+    else:
+        assert asked == [split[0]]
+        last = counts.index(split[1]) + 1 if found else len(counts)
+        assert tried == [(0, 1)] + [(split[0], segments) for segments in counts[:last]]
+
+
+def test_tail_split_giving_refuses_differences_the_split_cannot_explain():
+    """Tiles that differ before the tail (here the first) make a tail of every tile; no split of them is taken."""
+    shape, tiles = (1, 200, 2, 10, 30), 10
+    reference = tiled_output(shape, "channels_last", {0: 1.0})
+    tried = []
+
+    def chunked_output(tail):
+        tried.append(tail)
+        return split_marked_output(shape, tiles, tail)
+
+    assert decoder_module._tail_split_giving(reference, chunked_output, lambda tail: range(2, 132 // tail + 1)) is None
+    assert tried == [(0, 1), (10, 2), (10, 3), (10, 4), (10, 5), (10, 6), (10, 7), (10, 8), (10, 9), (10, 10),
+                     (10, 11), (10, 12), (10, 13)]
 
 
 def test_chunked_conv_hands_the_op_the_split_of_its_verdict(monkeypatch):
-    """Only a tail-split verdict asks conv3d_chunked for cuDNN's tail split; truncate_x passes through."""
+    """Only a tail-split verdict asks conv3d_chunked for a tail split, the one its check recorded for the
+    geometry; a split handed in (the check's candidates) goes as it is; truncate_x passes through."""
     conv = torch.nn.Conv3d(192, 192, 3, device="meta")
     padded = torch.empty(1, 192, 6, 242, 418, device="meta")
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: types.SimpleNamespace(
-        multi_processor_count=132))
+    key = decoder_module._conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
+    monkeypatch.setattr(decoder_module, "_tail_splits", {key: (36, 3)})
     calls = []
     monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, *args: calls.append(
         (x is padded, weight is conv.weight, *args)))
     for order in ChunkedConv:
         decoder_module._chunked_conv(conv, padded, order, truncate_x=order is not ChunkedConv.ANY_INPUT)
-    assert calls == [(True, True, False, 0, 1), (True, True, True, 0, 1), (True, True, True, 36, 3)]
+    decoder_module._chunked_conv(conv, padded, ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT, tail=(5, 2))
+    assert calls == [(True, True, False, 0, 1), (True, True, True, 0, 1), (True, True, True, 36, 3),
+                     (True, True, False, 5, 2)]
+    decoder_module.clear_conv_verdicts()
+    assert not decoder_module._tail_splits
+
+
+def test_recorded_tail_split_traces_into_a_graph(monkeypatch):
+    """A graph reads a tail-split verdict's recorded split as a constant, without a graph break."""
+    conv = torch.nn.Conv3d(32, 40, 3, bias=False)
+    padded = torch.randn(1, 32, 3, 18, 18)  # 256 output positions: 2 tiles
+    key = decoder_module._conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
+    monkeypatch.setattr(decoder_module, "_tail_splits", {key: (2, 3)})
+    op = torch.ops.wanops.conv3d_chunked
+    monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x, tiles, segments: op(
+        x, weight, truncate_x, tiles, segments) + (tiles * 10 + segments))
+    torch._dynamo.reset()
+    run = torch.compile(lambda x: decoder_module._chunked_conv(conv, x, ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT),
+                        fullgraph=True, backend="eager")
+    with torch.no_grad():
+        expected = op(padded, conv.weight, False, 2, 3) + 23
+        assert torch.equal(decoder_module._chunked_conv(conv, padded, ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT), expected)
+        assert torch.equal(run(padded), expected)
 
 
 @cuda
@@ -1259,7 +1381,7 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
     force_lever_and_chunked_convs(monkeypatch)
     tf32_geometries, checks, norm_calls, chunked_calls = set(), [], [], []
 
-    def check(padded, stock_layout, conv_without_bias, chunked_conv, epilogue):
+    def check(padded, stock_layout, conv_without_bias, chunked_conv, epilogue, tail_segment_counts, record_tail_split):
         checks.append(padded.shape)
         # In order of first use: a first chunk's geometry takes the chunked conv, a later chunk's of the
         # same convs not (it reads caches the first wrote).

@@ -62,7 +62,7 @@ from torch_wanops.ops import (
     wan_rms_norm,
 )
 from torch_wanops.ops.cat_pad_5d import padded_shape
-from torch_wanops.ops.conv3d_chunked import k_steps, output_tiles
+from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
@@ -385,6 +385,7 @@ def clear_conv_verdicts() -> None:
     with _channels_last_conv_check:
         _channels_last_conv_verdicts.clear()
         _chunked_conv_verdicts.clear()
+        _tail_splits.clear()
 
 
 def _channels_last_conv(
@@ -462,7 +463,8 @@ def _channels_last_conv(
     elif _takes_chunked_conv(conv, padded):
         chunked_verdict = _verdict(
             _chunked_conv_verdicts, key, padded, _chunked_conv_gives_stock_bits,
-            (padded, stock_layout, conv_without_bias, functools.partial(_chunked_conv, conv), epilogue),
+            (padded, stock_layout, conv_without_bias, functools.partial(_chunked_conv, conv), epilogue,
+             functools.partial(_tail_segment_counts, conv, padded), functools.partial(_tail_splits.__setitem__, key)),
             "conv3d_chunked not bit-exact for %s: this geometry keeps cuDNN's conv",
         )
     else:
@@ -502,28 +504,81 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
     return weight
 
 
-def _chunked_conv(conv: nn.Module, padded: torch.Tensor, order: ChunkedConv, truncate_x: bool = False) -> torch.Tensor:
-    """conv3d_chunked in the order stock's conv kernel sums this geometry (its verdict)."""
-    tail = _cudnn_tail_split(conv, padded) if order is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT else (0, 1)
+def _chunked_conv(
+    conv: nn.Module,
+    padded: torch.Tensor,
+    order: ChunkedConv,
+    truncate_x: bool = False,
+    tail: tuple[int, int] | None = None,
+) -> torch.Tensor:
+    """conv3d_chunked in the order stock's conv kernel sums this geometry (its verdict).
+
+    ``tail`` is (tail_tiles, tail_segments); by default a tail-split verdict's split as its check
+    found it (``_tail_split_giving``), (0, 1) for the other verdicts.
+    """
+    if tail is None:
+        tail = (
+            _recorded_tail_split(_conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device))
+            if order is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT
+            else (0, 1)
+        )
     return conv3d_chunked(padded, conv.weight, truncate_x, *tail)
 
 
-def _cudnn_tail_split(conv: nn.Module, padded: torch.Tensor) -> tuple[int, int]:
-    """(tail_tiles, tail_segments) for a conv cuDNN runs with a ``segment_k_on`` 128x128x32 TF32 kernel.
+def _tail_split_giving(
+    reference: torch.Tensor,
+    chunked_output: Callable[[tuple[int, int]], torch.Tensor],
+    segment_counts: Callable[[int], range],
+) -> tuple[int, int] | None:
+    """The (tail_tiles, tail_segments) with which ``chunked_output(tail)`` gives ``reference``'s bits, or None.
 
-    Its 128 x 128 output tiles run in whole waves of one per SM; the tiles left over are each split
-    along K over SMs // leftover programs, in equal runs of K steps added last to first (H200, session
-    19, ``benchmarks/probe_split_tiles.py``: Wan2.1's 192 -> 192 convs, 36 of 6240 tiles in 3 runs at
-    480x832, 36 of 3600 at 720x1280's first chunk). At 720x1280's later chunks cuDNN splits others
-    (384 -> 384: 27 of 2700 tiles in 3 runs, where this rule says 60 in 2; 192 -> 192: 12 of 14400
-    tiles, no even split of 2 to 40 runs matched); the check keeps cuDNN's conv there.
+    cuDNN's ``segment_k_on`` 128x128x32 TF32 kernel adds most output tiles in the chunk order and
+    splits some of the last ones along K into equal runs added last to first (H200, session 19,
+    ``benchmarks/probe_split_tiles.py``). How many tiles and runs is not one rule: 36 of 6240 tiles in
+    3 runs for Wan2.1's 192 -> 192 convs at 480x832, 27 of 2700 in 3 runs at 720x1280's later-chunk
+    384 -> 384 convs, where the 60 tiles left after whole waves over the 132 SMs would say 60 in 2.
+    So the check reads the split off its probe: the tiles the unsplit sum gets wrong are the split
+    ones, counted from the first to the last tile, and each count of runs ``segment_counts(tiles)``
+    allows is tried in turn. None where no count gives the bits (720x1280's later-chunk 192 -> 192
+    convs: 12 of 14400 tiles, no even split matched in sessions 19 and 23).
     """
-    tiles = output_tiles(padded, conv.weight)
-    sms = _multiprocessors(padded.device)
-    leftover = tiles % sms
-    if not leftover:
+    tail = _tiles_from_first_difference(chunked_output((0, 1)), reference)
+    if not tail:
         return 0, 1
-    return leftover, min(sms // leftover, k_steps(padded, conv.weight))
+    for segments in segment_counts(tail):
+        if _same_bits(chunked_output((tail, segments)), reference):
+            return tail, segments
+    return None
+
+
+def _tiles_from_first_difference(candidate: torch.Tensor, reference: torch.Tensor) -> int:
+    """How many of the output's tiles (conv3d_chunked's tail tiles: TAIL_TILE positions x TAIL_TILE
+    channels, position blocks in order, channel blocks fastest) run from the first tile where
+    ``candidate`` and ``reference`` differ to the last; 0 where they are equal."""
+    channels = candidate.shape[1]
+    differs = candidate.ne(reference).movedim(1, -1).reshape(-1, channels)  # (positions, channels)
+    positions = differs.shape[0]
+    grid = differs.new_zeros(-(-positions // TAIL_TILE) * TAIL_TILE, -(-channels // TAIL_TILE) * TAIL_TILE)
+    grid[:positions, :channels] = differs
+    tiles = grid.view(grid.shape[0] // TAIL_TILE, TAIL_TILE, grid.shape[1] // TAIL_TILE, TAIL_TILE).any(3).any(1)
+    first = tiles.flatten().nonzero()
+    return tiles.numel() - int(first[0]) if first.numel() else 0
+
+
+def _tail_segment_counts(conv: nn.Module, padded: torch.Tensor, tail_tiles: int) -> range:
+    """The runs ``tail_tiles`` split tiles may each take in cuDNN's ``segment_k_on`` kernel: at least 2,
+    at most one K step each, and all their programs within one wave of one per SM."""
+    return range(2, min(_multiprocessors(padded.device) // tail_tiles, k_steps(padded, conv.weight)) + 1)
+
+
+def _recorded_tail_split(key: ConvGeometry) -> tuple[int, int]:
+    """The tail split the check found for ``key``, a tail-split verdict's geometry (a graph's constant, as its verdicts)."""
+    return _tail_split_of(*key)
+
+
+@torch.compiler.assume_constant_result
+def _tail_split_of(*key: Any) -> tuple[int, int]:
+    return _tail_splits[ConvGeometry(*key)]
 
 
 @torch.compiler.assume_constant_result
@@ -664,8 +719,8 @@ def _probe_factors(padded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 # ties to even; the op so rounds, and gave its bits on every such probe (96 -> 96 at 480x832 and
 # 240x416, 192 -> 96), 4.8 against cuDNN's 5.6 ms at 96 -> 96 6x482x834. Its 128x128x32 kernels
 # (384 channels) sum in the same order but run faster than the op rounding x in registers, and their
-# `segment_k_on` variant (192 channels) too, but for the tiles left after whole waves, which it splits
-# along K (session 19, _cudnn_tail_split).
+# `segment_k_on` variant (192 channels, and 384 at 720x1280's later chunks) too, but for some of the
+# last tiles, which it splits along K (sessions 19 and 26, _tail_split_giving).
 # With TF32_GRID_CONV_INPUTS (session 18) the fused norm writes the fp32 conv input of a geometry
 # already checked on the TF32 grid, and the op reads it as loaded: 3.3 against 4.8 ms at
 # 96 -> 96 (session 17's pre-rounded probe), and faster than cuDNN's 128x128x32 kernels too
@@ -683,11 +738,13 @@ class ChunkedConv(enum.Enum):
 
     ANY_INPUT = "conv3d_chunked for any input"
     TF32_GRID_ONLY = "conv3d_chunked for fp32 inputs on the TF32 grid"
-    # cuDNN's segment_k_on kernel: the chunk order, but the tiles left after whole waves split along K.
+    # cuDNN's segment_k_on kernel: the chunk order, but some of the last tiles split along K.
     TF32_GRID_ONLY_TAIL_SPLIT = "conv3d_chunked for fp32 inputs on the TF32 grid, its tail tiles split as cuDNN's"
 
 
 _chunked_conv_verdicts: dict[ConvGeometry, ChunkedConv | bool] = {}
+# (tail_tiles, tail_segments) of each tail-split verdict's geometry, as its check found them.
+_tail_splits: dict[ConvGeometry, tuple[int, int]] = {}
 _CHUNK_ORDER_KERNELS = (
     re.compile(
         r"sm80_xmma_fprop_implicit_gemm_(bf16bf16_bf16f32|f16f16_f16f32)_f32_nhwckrsc_nhwc_tilesize\d+x\d+x32_"
@@ -700,7 +757,7 @@ _CHUNK_ORDER_KERNELS = (
 )
 # fp32 as TF32, the same order; the groups are the tile (positions x output channels) and whether K
 # segments are on. Only the 32-wide tile is slower than the op rounding x in registers: wider ones are
-# taken for TF32-grid inputs only; with K segments, the 128x128 tile only (_cudnn_tail_split).
+# taken for TF32-grid inputs only; with K segments, the 128x128 tile only (_tail_split_giving).
 _TF32_CHUNK_ORDER_KERNEL = re.compile(
     r"sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize(\d+x\d+)x32_"
     r"warpgroupsize\d+x\d+x\d+_g1_execute_segment_k_(on|off)_kernel__5x_cudnn"
@@ -769,16 +826,20 @@ def _chunked_conv_gives_stock_bits(
     conv_without_bias: Callable[[torch.Tensor], torch.Tensor],
     chunked_conv: Callable[..., torch.Tensor],
     bias_epilogue: Callable[[torch.Tensor], torch.Tensor],
+    tail_segment_counts: Callable[[int], range],
+    record_tail_split: Callable[[tuple[int, int]], None],
 ) -> ChunkedConv | bool | None:
     """The chunked-conv verdict for ``padded``'s geometry: how conv3d_chunked and the bias epilogue
-    give the stock layout's bits (``chunked_conv(x, order, truncate_x=False)``), or False.
+    give the stock layout's bits (``chunked_conv(x, order, truncate_x=False, tail=...)``), or False.
 
     Stock's conv must run one kernel of the families whose order the chunked kernel follows
     (``_sums_in_chunk_order``); then the outputs are compared on the lever check's random probe,
-    each layout's probe built in turn. None where the profiler would not start. A family taken on
-    TF32-grid inputs only is taken only where the op reading such an input ran faster than stock's
-    conv on the probe (session 18, H200: 1.5 against 1.8 ms at Wan2.1's 384 -> 384, slower than
-    cuDNN at Wan2.2's 256 and 512 channels).
+    each layout's probe built in turn. For a tail-split family the split that gives stock's bits is
+    found on the probe (``_tail_split_giving``, runs counted by ``tail_segment_counts``) and handed
+    to ``record_tail_split`` with the verdict. None where the profiler would not start. A family
+    taken on TF32-grid inputs only is taken only where the op reading such an input ran faster than
+    stock's conv on the probe (session 18, H200: 1.5 against 1.8 ms at Wan2.1's 384 -> 384, slower
+    than cuDNN at Wan2.2's 256 and 512 channels).
     """
     with torch.no_grad():
         rows, columns = _probe_factors(padded)
@@ -794,16 +855,25 @@ def _chunked_conv_gives_stock_bits(
         reference = stock_layout(probe)
         del probe
         probe = torch.add(rows, columns, out=torch.empty_like(padded))
-        candidate = bias_epilogue(chunked_conv(probe, in_chunk_order))
-        if not _same_bits(candidate, reference):
+
+        def chunked_output(tail: tuple[int, int]) -> torch.Tensor:
+            return bias_epilogue(chunked_conv(probe, in_chunk_order, tail=tail))
+
+        if in_chunk_order is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT:
+            tail = _tail_split_giving(reference, chunked_output, tail_segment_counts)
+        else:
+            tail = (0, 1) if _same_bits(chunked_output((0, 1)), reference) else None
+        del reference
+        if tail is None:
             return False
-        del candidate, reference
         # The op's speed does not depend on the values: the probe stands in for a TF32-grid input.
         if in_chunk_order is not ChunkedConv.ANY_INPUT and not _runs_faster(
-            functools.partial(chunked_conv, order=in_chunk_order, truncate_x=True), conv_without_bias, probe
+            functools.partial(chunked_conv, order=in_chunk_order, truncate_x=True, tail=tail), conv_without_bias, probe
         ):
             logger.info("conv3d_chunked slower than stock's conv for %s: it keeps cuDNN's", tuple(padded.shape))
             return False
+    if in_chunk_order is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT:
+        record_tail_split(tail)
     return in_chunk_order
 
 

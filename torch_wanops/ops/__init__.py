@@ -93,8 +93,8 @@ def conv3d_chunked(
     ``truncate_x`` an fp32 x is read with the 13 low significand bits TF32 drops cleared
     (as the tensor cores read fp32) rather than rounded: the same for x on the TF32 grid, faster.
     ``tail_tiles`` of the output's 128 x 128 tiles, the last ones, sum their K steps in
-    ``tail_segments`` runs added last to first, as cuDNN's ``segment_k_on`` kernels sum the tiles
-    left over after whole waves (the module's docstring).
+    ``tail_segments`` runs added last to first, as cuDNN's ``segment_k_on`` kernels sum some of
+    their last tiles (the module's docstring).
     """
     if not torch.compiler.is_compiling():
         check_conv3d_chunked_types(x, weight, truncate_x, tail_tiles, tail_segments)

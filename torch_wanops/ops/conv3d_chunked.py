@@ -20,7 +20,8 @@ are on the TF32 grid already and read as they are either way.
 
 With ``tail_tiles`` the kernel sums the output's last ``tail_tiles`` tiles of 128 positions x 128
 output channels (position blocks in order, channel blocks fastest) as cuDNN's ``segment_k_on``
-TF32 kernels sum the tiles left over after whole waves over the GPU's SMs: their K steps (32
+TF32 kernels sum some of their last tiles (on an H200 the tiles left after whole waves over the
+SMs, or fewer; the decoder's check finds how many per geometry): their K steps (32
 channels x one tap each, chunk-major) cut into ``tail_segments`` runs (run s: steps
 ``s * K // S`` to ``(s + 1) * K // S``), each summed from zero, then added from the last run back
 to the first (H200, session 19, ``benchmarks/probe_split_tiles.py``). Like the chunk order itself
