@@ -1114,6 +1114,13 @@ def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family
     assert recorded == [(0, 1)]  # the tail-split verdict taken, with its split; not the refused one
     assert check(padded, stock_layout, lambda x: x, plus_one, lambda out: out) is False
     assert len(timed) == 4  # not timed where the bits differ
+    # A split found on the probe is the one timed, and is recorded with the verdict.
+    monkeypatch.setattr(decoder_module, "_tail_split_giving", lambda reference, output, counts: (5, counts(5)[-1]))
+    monkeypatch.setattr(decoder_module, "_runs_faster", lambda candidate, incumbent, x: candidate(x) is x)
+    tails.clear()
+    recorded.clear()
+    assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is ChunkedConv.TF32_GRID_ONLY_TAIL_SPLIT
+    assert tails == [(5, 3)] and recorded == [(5, 3)]
     seen.clear()
     stock_kernels = collections.Counter({WIDE_K_KERNEL: 1})
     assert check(padded, stock_layout, lambda x: x, chunked, lambda out: out) is False
