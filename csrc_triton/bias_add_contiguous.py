@@ -7,7 +7,9 @@ each program owns a (channels x width) tile of one (batch, frame, row) line, rea
 it along the input's fastest dimension and writes it along width. The add is done
 in fp32 and rounded once, as ATen's add does. With a residual (a residual block's
 shortcut, read through its own strides) the rounded sum gets it added and is rounded
-again: stock's bias add_, then its ``x + shortcut``, without the second pass.
+again: stock's bias add_, then its ``x + shortcut``, without the second pass. With
+HAS_RESIDUAL_BIAS the residual is itself a conv's raw output (the block's 1x1x1 shortcut
+conv) and gets that conv's bias added first, rounded as stock's ``add_`` on it rounds.
 """
 
 import triton
@@ -23,6 +25,7 @@ def bias_add_contiguous_kernel(
     bias_ptr,
     out_ptr,
     residual_ptr,
+    residual_bias_ptr,
     channels,
     frames,
     height,
@@ -32,6 +35,7 @@ def bias_add_contiguous_kernel(
     x_sb, x_sc, x_st, x_sh, x_sw,
     r_sb, r_sc, r_st, r_sh, r_sw,
     HAS_RESIDUAL: tl.constexpr,
+    HAS_RESIDUAL_BIAS: tl.constexpr,
     INDEX64: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -56,6 +60,9 @@ def bias_add_contiguous_kernel(
     if HAS_RESIDUAL:
         r_offset = b * r_sb + t * r_st + h * r_sh + c[:, None] * r_sc + w[None, :] * r_sw
         residual = tl.load(residual_ptr + r_offset, mask=active).to(tl.float32)
+        if HAS_RESIDUAL_BIAS:
+            residual_bias = tl.load(residual_bias_ptr + c, mask=c < channels).to(tl.float32)
+            residual = round_to(residual + residual_bias[:, None], out_ptr.dtype.element_ty)
         total = round_to(total + residual, out_ptr.dtype.element_ty)
     out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)

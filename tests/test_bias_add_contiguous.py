@@ -1,4 +1,5 @@
-"""wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1) [+ residual]).contiguous()``, bit for bit."""
+"""wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1) [+ (residual [+ residual_bias])]).contiguous()``,
+bit for bit."""
 
 import pytest
 import torch
@@ -20,9 +21,11 @@ from torch_wanops.ops import bias_add_contiguous
 
 
 
-def assert_matches(x, bias, impl, residual=None):
-    out = run_impl(impl, bias_add_contiguous, x, bias, residual)
+def assert_matches(x, bias, impl, residual=None, residual_bias=None):
+    out = run_impl(impl, bias_add_contiguous, x, bias, residual, residual_bias)
     expected = x + bias.view(1, -1, 1, 1, 1)
+    if residual_bias is not None:  # stock: the shortcut conv's own bias add_
+        residual = residual + residual_bias.view(1, -1, 1, 1, 1)
     if residual is not None:  # stock: the conv's bias add_, then the block's x + shortcut
         expected = expected + residual
     assert out.dtype == x.dtype and out.device == x.device
@@ -39,15 +42,18 @@ def assert_matches(x, bias, impl, residual=None):
     dtype=st.sampled_from(DTYPES),
     layout=st.sampled_from(LAYOUTS),
     residual_layout=st.sampled_from((None, *LAYOUTS)),
+    with_residual_bias=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residual_layout, seed):
+def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residual_layout, with_residual_bias, seed):
     x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
     bias = random_tensor((shape[1],), dtype, device, seed + 1)
-    residual = None
+    residual = residual_bias = None
     if residual_layout is not None:
         residual = make_layout(random_tensor(shape, dtype, device, seed + 2) * 8, residual_layout)
-    assert_matches(x, bias, impl, residual)
+        if with_residual_bias:
+            residual_bias = random_tensor((shape[1],), dtype, device, seed + 3)
+    assert_matches(x, bias, impl, residual, residual_bias)
 
 
 @impl_params()
@@ -75,6 +81,18 @@ def test_residual_rounds_after_the_bias_add(device, impl):
 
 
 @impl_params()
+def test_residual_bias_rounds_on_its_own(device, impl):
+    """The shortcut's bias add rounds before the shortcut is added, as stock's add_ on the shortcut conv's output."""
+    x = torch.full((1, 1, 1, 1, 4), 2.0**-8, dtype=torch.bfloat16, device=device)
+    bias = torch.zeros((1,), dtype=torch.bfloat16, device=device)
+    residual = torch.ones((1, 1, 1, 1, 4), dtype=torch.bfloat16, device=device)
+    residual_bias = torch.full((1,), 2.0**-8, dtype=torch.bfloat16, device=device)  # 1 + 2**-8 is a tie: 1.0
+    out = run_impl(impl, bias_add_contiguous, x, bias, residual, residual_bias)
+    assert torch.equal(out, torch.ones_like(x))  # 2**-8 + (1 + 2**-8) unrounded would give 1 + 2**-7
+    assert_matches(x, bias, impl, residual, residual_bias)
+
+
+@impl_params()
 def test_float64_takes_reference(device, impl):
     x = torch.randn(1, 3, 2, 2, 5, dtype=torch.float64, device=device).contiguous(memory_format=torch.channels_last_3d)
     assert_matches(x, torch.randn(3, dtype=torch.float64, device=device), impl)
@@ -88,17 +106,19 @@ def test_opcheck(requires_grad):
             bias = torch.randn(3, device=device).requires_grad_(requires_grad)
             residual = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), "permuted")
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias))
-            torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default,
-                                  (x, bias, residual.requires_grad_(requires_grad)))
+            residual.requires_grad_(requires_grad)
+            torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual))
+            residual_bias = torch.randn(3, device=device).requires_grad_(requires_grad)
+            torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual, residual_bias))
 
 
-@pytest.mark.parametrize("with_residual", [False, True])
-def test_gradcheck(with_residual):
+@pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
+def test_gradcheck(residual_args):
     x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
     bias = torch.randn(3, dtype=torch.float64)
     inputs = (x.requires_grad_(), bias.requires_grad_())
-    if with_residual:
-        inputs += (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).requires_grad_(),)
+    optional = (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+    inputs += tuple(t.requires_grad_() for t in optional[:residual_args])
     assert torch.autograd.gradcheck(bias_add_contiguous, inputs)
 
 
@@ -107,7 +127,8 @@ def test_compile_fullgraph_matches_eager(dynamic):
     torch._dynamo.reset()
 
     def epilogue(x, bias, shortcut):
-        return bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut)
+        return bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut) + bias_add_contiguous(
+            x, bias, shortcut, bias * 3)
 
     compiled = torch.compile(epilogue, fullgraph=True, dynamic=dynamic, backend="inductor")
     for width in (5, 7):
@@ -128,6 +149,11 @@ INVALID = [
     (lambda x, b: bias_add_contiguous(x, b, x[0]), ValueError, "residual must be a 5-D"),
     (lambda x, b: bias_add_contiguous(x, b, x[:, :2]), ValueError, "residual must have the shape of x"),
     (lambda x, b: bias_add_contiguous(x, b, x.half()), TypeError, "residual must have the dtype of x"),
+    (lambda x, b: bias_add_contiguous(x, b, None, b), ValueError, "residual_bias needs a residual"),
+    (lambda x, b: bias_add_contiguous(x, b, x, "b"), TypeError, "residual_bias must be a torch.Tensor or None"),
+    (lambda x, b: bias_add_contiguous(x, b, x, b.view(1, 3)), ValueError, "residual_bias must be a 1-D"),
+    (lambda x, b: bias_add_contiguous(x, b, x, b[:2]), ValueError, "residual_bias must have one entry per channel"),
+    (lambda x, b: bias_add_contiguous(x, b, x, b.double()), TypeError, "residual_bias must have the dtype of x"),
 ]
 
 
@@ -143,15 +169,19 @@ REAL_SHAPES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (384, 
 
 
 @cuda
-@pytest.mark.parametrize("residual_layout", [None, "contiguous", "permuted"], ids=str)
+@pytest.mark.parametrize("residual_layout", [None, "contiguous", "permuted", "contiguous-raw"], ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
 def test_real_decoder_sizes_on_cuda(dtype, shape, residual_layout):
-    """Conv outputs with their bias, and with a residual block's shortcut: contiguous, or frame-major."""
+    """Conv outputs with their bias, and with a residual block's shortcut: contiguous, or frame-major, or a
+    shortcut conv's raw output with that conv's bias."""
     x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)
-    residual = None if residual_layout is None else make_layout(random_tensor((1, *shape), dtype, "cuda", 2),
-                                                                residual_layout)
-    assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton", residual)
+    residual = residual_bias = None
+    if residual_layout is not None:
+        layout, _, raw = residual_layout.partition("-")
+        residual = make_layout(random_tensor((1, *shape), dtype, "cuda", 2), layout)
+        residual_bias = random_tensor((shape[0],), dtype, "cuda", 3) if raw else None
+    assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton", residual, residual_bias)
 
 
 @cuda

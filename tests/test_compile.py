@@ -406,14 +406,16 @@ def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, cap
 
 
 @pytest.mark.parametrize(
-    "frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,raw_conv_output_norms",
+    "frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,raw_conv_output_norms,"
+    "fused_shortcut_biases",
     # Each case compiles a decoder (~1 min on CI's CPU): every switch off, the frame-major paths with
     # the fused upsample and residual adds, every switch on.
-    [(False, False, False, False, False), (True, True, True, False, False), (True, True, True, True, True)],
+    [(False, False, False, False, False, False), (True, True, True, False, False, False),
+     (True, True, True, True, True, True)],
 )
 def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds,
                                                           fused_upsample, contiguous_upsampler_outputs,
-                                                          raw_conv_output_norms):
+                                                          raw_conv_output_norms, fused_shortcut_biases):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA only), its check forced to pass, the
@@ -421,7 +423,8 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     upsamplers' frame-major outputs taking it too (FRAME_MAJOR_NORM_INPUTS), and with the residual
     adds in its epilogue (FUSED_RESIDUAL_ADDS), and with the upsamplers' Conv2d outputs handed on
     contiguous (CONTIGUOUS_UPSAMPLER_OUTPUTS), and with the residual blocks' conv1 outputs going raw
-    to the norm that adds their bias (RAW_CONV_OUTPUT_NORMS).
+    to the norm that adds their bias (RAW_CONV_OUTPUT_NORMS), and with the shortcut convs' biases
+    added in conv2's epilogue (FUSED_SHORTCUT_BIASES, forced past its cuDNN-only condition).
     """
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
@@ -435,13 +438,17 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", fused_upsample)
     monkeypatch.setattr(decoder_module, "CONTIGUOUS_UPSAMPLER_OUTPUTS", contiguous_upsampler_outputs)
     monkeypatch.setattr(decoder_module, "RAW_CONV_OUTPUT_NORMS", raw_conv_output_norms)
+    monkeypatch.setattr(decoder_module, "FUSED_SHORTCUT_BIASES", fused_shortcut_biases)
+    monkeypatch.setattr(decoder_module, "_bias_added_after_conv", lambda x: True)
     # The check forced to pass: oneDNN's bits differ between layouts, and the graphs take eager's verdicts.
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
-    # calls: whether each bias_add_contiguous call had a residual; biased: whether each norm added a bias
-    calls, frame_major, upsampled, biased = [], [], [], []
+    # calls: whether each bias_add_contiguous call had a residual (shortcut_biased: and its bias);
+    # biased: whether each norm added a bias
+    calls, shortcut_biased, frame_major, upsampled, biased = [], [], [], [], []
     check = bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args",
-                        lambda x, bias, residual: calls.append(residual is not None) or check(x, bias, residual))
+                        lambda x, bias, residual, residual_bias: calls.append(residual is not None)
+                        or shortcut_biased.append(residual_bias is not None) or check(x, bias, residual, residual_bias))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
                         lambda x, *args: frame_major.append(is_frame_major(x)) or biased.append(args[7] is not None)
@@ -458,9 +465,10 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert bool(upsampled) == fused_upsample and all(upsampled)  # channels-last Conv2d input
     assert any(biased) == raw_conv_output_norms
+    assert any(shortcut_biased) == fused_shortcut_biases
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
-    for recorded in (calls, frame_major, upsampled, biased):
+    for recorded in (calls, shortcut_biased, frame_major, upsampled, biased):
         recorded.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
@@ -468,6 +476,7 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert any(upsampled) == fused_upsample
     assert any(biased) == raw_conv_output_norms
+    assert any(shortcut_biased) == fused_shortcut_biases
     # Not torch.equal: the trace's fake strides of the attention's one-frame output differ from eager's
     # in its frame stride, so the next residual block's norm takes the other exact path (the fused op or
     # the stock modules); with the lever forced past its check on CPU, oneDNN's bits differ between them.

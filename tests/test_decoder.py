@@ -687,7 +687,8 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
     bias_op, fused = decoder_module.bias_add_contiguous, []
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
-                        lambda x, bias, residual=None: fused.append(residual is not None) or bias_op(x, bias, residual))
+                        lambda x, bias, residual=None, residual_bias=None: fused.append(residual is not None)
+                        or bias_op(x, bias, residual, residual_bias))
     _, omni = pair(arch, torch.bfloat16)
     z = latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL)
     outputs, counts = {}, {}
@@ -699,6 +700,65 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
         counts[flag] = sum(fused)
     assert counts[False] == 0 and counts[True] > 0  # the first chunk of each geometry adds separately
     assert torch.equal(outputs[True], outputs[False])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fused_shortcut_biases_keep_the_bits(arch, monkeypatch):
+    """FUSED_SHORTCUT_BIASES runs the 1x1x1 shortcut convs without their bias and adds it in conv2's epilogue.
+
+    On CPU oneDNN may add a conv's bias inside the conv, so here every Conv3d adds its bias after
+    the conv, as ATen does for cuDNN's, and the shortcut path is forced on; the lever's convs are
+    forced on too. The decode is compared with the same decoder's separate shortcut bias adds.
+    """
+    conv_forward = torch.nn.Conv3d._conv_forward
+
+    def bias_after_conv(self, x, weight, bias):
+        out = conv_forward(self, x, weight, None)
+        return out if bias is None else out.add_(bias.view(1, -1, 1, 1, 1))
+
+    monkeypatch.setattr(torch.nn.Conv3d, "_conv_forward", bias_after_conv)
+    monkeypatch.setattr(decoder_module, "_bias_added_after_conv", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    bias_op, epilogues = decoder_module.bias_add_contiguous, []
+    monkeypatch.setattr(decoder_module, "bias_add_contiguous",
+                        lambda x, bias, residual=None, residual_bias=None: epilogues.append(residual_bias is not None)
+                        or bias_op(x, bias, residual, residual_bias))
+    _, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL)
+    outputs, counts = {}, {}
+    for flag in (False, True):
+        monkeypatch.setattr(decoder_module, "FUSED_SHORTCUT_BIASES", flag)
+        epilogues.clear()
+        with torch.no_grad():
+            outputs[flag] = omni.decode(z, return_dict=False)[0]
+        counts[flag] = sum(epilogues)
+    shortcut_convs = sum(isinstance(m, WanResidualBlock) and isinstance(m.conv_shortcut, WanCausalConv3d)
+                         for m in omni.decoder.modules())
+    assert shortcut_convs and counts[False] == 0
+    assert counts[True] == shortcut_convs * z.shape[2]  # each shortcut conv, once per latent frame (a chunk each)
+    assert torch.equal(outputs[True], outputs[False])
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize("channels,size", [((512, 256), (4, 240, 416)), ((1024, 512), (4, 120, 208)),
+                                           ((384, 192), (4, 240, 416)), ((192, 96), (4, 480, 832))], ids=str)
+def test_shortcut_conv_bias_added_after_the_conv_on_cuda(channels, size, dtype):
+    """The premise of FUSED_SHORTCUT_BIASES at the decoders' shortcut shapes: the raw conv plus its bias, added
+    by bias_add_contiguous, is stock's conv output bit for bit, and so is conv2's epilogue of it."""
+    conv = WanCausalConv3d(*channels, 1).to("cuda", dtype)
+    x = random_tensor((1, channels[0], *size), dtype, "cuda", 0)
+    with torch.no_grad():
+        shortcut = decoder_module._pointwise_conv(conv, x, raw=True)
+        stock = conv(x)
+    assert isinstance(shortcut, decoder_module.RawConvOutput)
+    assert torch.equal(shortcut.with_bias(), stock) and shortcut.with_bias().stride() == stock.stride()
+    conv2_raw = random_tensor((1, channels[1], *size), dtype, "cuda", 1).contiguous(memory_format=torch.channels_last_3d)
+    conv2_bias = random_tensor((channels[1],), dtype, "cuda", 2)
+    assert torch.equal(torch_wanops.bias_add_contiguous(conv2_raw, conv2_bias, shortcut.raw, shortcut.bias),
+                       torch_wanops.bias_add_contiguous(conv2_raw, conv2_bias, stock))
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -767,11 +827,11 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
         conv_inputs.append(weakref.ref(out))
         return out
 
-    def recording_bias_add(x, bias, residual=None):
+    def recording_bias_add(x, bias, residual=None, residual_bias=None):
         if not checking:  # no gc.collect(): a tensor only a cycle collection would free is alive at the peak too
             alive_at_epilogue.append((sum(ref() is not None for ref in conv_inputs),
                                       sum(ref() is not None for ref in norm_inputs)))
-        return bias_op(x, bias, residual)
+        return bias_op(x, bias, residual, residual_bias)
 
     checking, check = [], decoder_module._lever_gives_stock_bits
 
@@ -1457,9 +1517,10 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", False),
         ("torch_wanops.decoder", "CHUNKED_CONVS", False),
         ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", False),
+        ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
-         "biased-conv-outputs", "cudnn-convs", "aten-weight-copies"],
+         "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

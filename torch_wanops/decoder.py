@@ -274,6 +274,13 @@ def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_con
 # Wan2.1 1.094 -> 1.050 s, Wan2.2 1.153 -> 1.134 s.
 FUSED_RESIDUAL_ADDS = True
 
+# A residual block's 1x1x1 shortcut conv run without its bias where conv2 takes the
+# conv-layout lever: the fused residual add then adds that bias too (bias_add_contiguous's
+# ``residual_bias``), rounded on its own as stock's in-place ``add_`` after cuDNN's conv
+# rounds it (ATen adds a cuDNN conv's bias outside the conv). One read and one write of the
+# shortcut less, and ATen's broadcasting add_ (~1.3 TB/s on the H200) no more.
+FUSED_SHORTCUT_BIASES = True
+
 
 # The upsamplers' 2x nearest upsampling (stock: a frame-major copy, a cast to fp32, the
 # upsample, the cast back) as one upsample_nearest_2x pass, written channels_last for the
@@ -308,16 +315,18 @@ RAW_CONV_OUTPUT_NORMS = True
 
 
 class RawConvOutput(NamedTuple):
-    """A conv's output from the conv-layout lever (channels-last on CUDA), its bias not yet added.
+    """A conv's output, its bias not yet added.
 
-    RAW_CONV_OUTPUT_NORMS hands it from a residual block's first conv to its second norm.
+    RAW_CONV_OUTPUT_NORMS hands the conv-layout lever's (channels-last on CUDA) from a residual
+    block's first conv to its second norm; FUSED_SHORTCUT_BIASES a residual block's 1x1x1
+    shortcut conv's (stock's layout) to conv2's bias epilogue.
     """
 
     raw: torch.Tensor
     bias: torch.Tensor
 
     def with_bias(self) -> torch.Tensor:
-        """What the lever would have handed on: the bias added, contiguous."""
+        """What the conv would have handed on: the bias added, contiguous."""
         return bias_add_contiguous(self.raw, self.bias)
 
 
@@ -415,10 +424,13 @@ def _channels_last_conv(
     """
     padded = conv_input()
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
-    fuse = FUSED_RESIDUAL_ADDS and residual is not None and residual.dtype == padded.dtype
+    fuse = FUSED_RESIDUAL_ADDS and residual is not None and _shortcut_dtype(residual) == padded.dtype
 
     def bias_epilogue(out: torch.Tensor, fused: bool) -> torch.Tensor:
         shortcut = residual if fused else None
+        if isinstance(shortcut, RawConvOutput) and out.dim() == 5:
+            return bias_add_contiguous(out, conv.bias, shortcut.raw, shortcut.bias)
+        shortcut = _shortcut_tensor(shortcut)
         if out.dim() == 5:
             return bias_add_contiguous(out, conv.bias, shortcut)
         if frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS and shortcut is None:
@@ -949,9 +961,18 @@ def _conv_kernels(
     )
 
 
-def _add_residual(x: torch.Tensor, residual: torch.Tensor | None) -> torch.Tensor:
+def _shortcut_tensor(shortcut: torch.Tensor | RawConvOutput | None) -> torch.Tensor | None:
+    """The shortcut as stock hands it on: a raw shortcut conv output with its bias added."""
+    return shortcut.with_bias() if isinstance(shortcut, RawConvOutput) else shortcut
+
+
+def _shortcut_dtype(shortcut: torch.Tensor | RawConvOutput) -> torch.dtype:
+    return (shortcut.raw if isinstance(shortcut, RawConvOutput) else shortcut).dtype
+
+
+def _add_residual(x: torch.Tensor, residual: torch.Tensor | RawConvOutput | None) -> torch.Tensor:
     """A residual block's ``x + shortcut``, in stock's operand order."""
-    return x if residual is None else x + residual
+    return x if residual is None else x + _shortcut_tensor(residual)
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -1074,10 +1095,22 @@ def _fuses_norm_act_conv(
     )
 
 
-def _pointwise_conv(conv: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """A residual block's shortcut: Identity, or a 1x1x1 causal conv (no padding, no cache)."""
+def _bias_added_after_conv(x: torch.Tensor) -> bool:
+    """Whether ATen adds a conv's bias to its output of x in a pass of its own: cuDNN's convs
+    (a CUDA x with cuDNN enabled) do not take the bias. CPU convs may add it inside (oneDNN)."""
+    return x.is_cuda and torch.backends.cudnn.enabled
+
+
+def _pointwise_conv(conv: nn.Module, x: torch.Tensor, raw: bool = False) -> torch.Tensor | RawConvOutput:
+    """A residual block's shortcut: Identity, or a 1x1x1 causal conv (no padding, no cache).
+
+    With ``raw``, such a conv whose bias ATen adds after it (``_bias_added_after_conv``) is run
+    without its bias and handed on as a RawConvOutput (FUSED_SHORTCUT_BIASES).
+    """
     if walkable(conv, WanCausalConv3d) and not any(conv._padding):
         # Stock pads by zero (a copy of x) before the conv; the conv sees the same values.
+        if raw and conv.bias is not None and _bias_added_after_conv(x):
+            return RawConvOutput(conv._conv_forward(x, conv.weight, None), conv.bias)
         return nn.Conv3d.forward(conv, x)
     return conv(x)
 
@@ -1087,7 +1120,8 @@ def residual_block(
 ) -> torch.Tensor:
     if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
-    shortcut = _pointwise_conv(block.conv_shortcut, x)
+    raw_shortcut = FUSED_SHORTCUT_BIASES and FUSED_RESIDUAL_ADDS and _lever_conv(block.conv2, x, channels_last_convs)
+    shortcut = _pointwise_conv(block.conv_shortcut, x, raw_shortcut)
     # conv1's output goes to the second step as a temporary, which then owns it (and drops it
     # once its conv input is built): no local keeps it alive through conv2. With the
     # conv-layout lever and RAW_CONV_OUTPUT_NORMS it goes raw, its bias added by the norm.

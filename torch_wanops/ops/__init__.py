@@ -72,15 +72,20 @@ def rms_norm_cat_pad_5d(
     )
 
 
-def bias_add_contiguous(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+def bias_add_contiguous(
+    x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None,
+) -> torch.Tensor:
     """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout.
 
     With ``residual`` (x's shape, any layout): ``(x + bias.view(1, C, 1, 1, 1)) + residual``,
-    each add rounded as ATen rounds it, in the same one pass.
+    each add rounded as ATen rounds it, in the same one pass. With ``residual_bias`` (the
+    residual is a conv's output without its bias): ``+ (residual + residual_bias.view(1, C, 1, 1, 1))``,
+    that add rounded on its own too.
     """
     if not torch.compiler.is_compiling():
-        check_bias_add_contiguous_types(x, bias, residual)
-    return torch.ops.wanops.bias_add_contiguous(x, bias, residual)
+        check_bias_add_contiguous_types(x, bias, residual, residual_bias)
+    return torch.ops.wanops.bias_add_contiguous(x, bias, residual, residual_bias)
 
 
 def conv3d_chunked(

@@ -47,13 +47,13 @@ def require_same_placement(a: torch.Tensor, a_name: str, b: torch.Tensor, b_name
         raise ValueError(f"{b_name} must be on the device of {a_name} ({a.device}), got {b.device}")
 
 
-def require_channel_bias(x: torch.Tensor, bias: torch.Tensor) -> None:
-    """``bias`` is a conv's for x: x's dtype and device, one entry per channel."""
-    require_same_placement(x, "x", bias, "bias")
+def require_channel_bias(x: torch.Tensor, bias: torch.Tensor, name: str = "bias") -> None:
+    """``bias`` (called ``name``) is a conv's for x: x's dtype and device, one entry per channel."""
+    require_same_placement(x, "x", bias, name)
     require(
         bias.shape[0] == x.shape[1],
         ValueError,
-        lambda: f"bias must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
+        lambda: f"{name} must have one entry per channel of x ({x.shape[1]}), got {bias.shape[0]}",
     )
 
 
