@@ -28,11 +28,13 @@ def key(result) -> str:
 
 def render(results: list[dict]) -> str:
     first = results[0]
+    repeats = " or ".join(str(n) for n in sorted({result["repeat"] for result in results}))
     lines = [
         "# Wan VAE decode: stock diffusers vs torch_wanops",
         "",
         f"{first['device']}, torch {first['torch']}, triton {first['triton']}, diffusers {first['diffusers']}; "
-        f"random seeded weights; median of {first['repeat']} decodes after a warm-up; speedup over diffusers eager; "
+        f"random seeded weights; median of {repeats} decodes (each case's in decode.json) after a warm-up; "
+        "speedup over diffusers eager; "
         "peak = max allocated minus allocated before; bit-exact = torch.equal with diffusers eager.",
         "",
         "| case | variant | median s | speedup | bit-exact | peak GiB | first call s | max abs diff / PSNR |",
