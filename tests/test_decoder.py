@@ -675,29 +675,35 @@ def test_frame_major_norm_inputs_take_the_fused_norm(arch, switch, dtype, monkey
     assert modules_off - modules_on == fused_on  # omni's frame-major norms moved from the module to the op
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
-    """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit.
-
-    The lever's convs are forced on here (their per-geometry check fails on oneDNN), so
-    the decode is compared with the same decoder's separate adds, not with stock.
-    """
+def epilogue_decodes(monkeypatch, arch, switch, frames, counted):
+    """One decode with the decoder switch off and one with it on, the conv-layout lever forced on (its
+    per-geometry check fails on oneDNN, so the decodes are compared with each other, not with stock).
+    Returns both outputs and, per decode, how many bias_add_contiguous calls ``counted(residual,
+    residual_bias)`` held for."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
-    bias_op, fused = decoder_module.bias_add_contiguous, []
+    bias_op, calls = decoder_module.bias_add_contiguous, []
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
-                        lambda x, bias, residual=None, residual_bias=None: fused.append(residual is not None)
+                        lambda x, bias, residual=None, residual_bias=None: calls.append(counted(residual, residual_bias))
                         or bias_op(x, bias, residual, residual_bias))
     _, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL)
+    z = latents(arch, torch.bfloat16, "cpu", frames=frames, **SMALL)
     outputs, counts = {}, {}
     for flag in (False, True):
-        monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", flag)
-        fused.clear()
+        monkeypatch.setattr(decoder_module, switch, flag)
+        calls.clear()
         with torch.no_grad():
             outputs[flag] = omni.decode(z, return_dict=False)[0]
-        counts[flag] = sum(fused)
+        counts[flag] = sum(calls)
+    return omni, outputs, counts
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
+    """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit."""
+    _, outputs, counts = epilogue_decodes(monkeypatch, arch, "FUSED_RESIDUAL_ADDS", 3,
+                                          lambda residual, residual_bias: residual is not None)
     assert counts[False] == 0 and counts[True] > 0  # the first chunk of each geometry adds separately
     assert torch.equal(outputs[True], outputs[False])
 
@@ -707,8 +713,7 @@ def test_fused_shortcut_biases_keep_the_bits(arch, monkeypatch):
     """FUSED_SHORTCUT_BIASES runs the 1x1x1 shortcut convs without their bias and adds it in conv2's epilogue.
 
     On CPU oneDNN may add a conv's bias inside the conv, so here every Conv3d adds its bias after
-    the conv, as ATen does for cuDNN's, and the shortcut path is forced on; the lever's convs are
-    forced on too. The decode is compared with the same decoder's separate shortcut bias adds.
+    the conv, as ATen does for cuDNN's, and the shortcut path is forced on.
     """
     conv_forward = torch.nn.Conv3d._conv_forward
 
@@ -718,26 +723,13 @@ def test_fused_shortcut_biases_keep_the_bits(arch, monkeypatch):
 
     monkeypatch.setattr(torch.nn.Conv3d, "_conv_forward", bias_after_conv)
     monkeypatch.setattr(decoder_module, "_bias_added_after_conv", lambda x: True)
-    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
-    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
-    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
-    bias_op, epilogues = decoder_module.bias_add_contiguous, []
-    monkeypatch.setattr(decoder_module, "bias_add_contiguous",
-                        lambda x, bias, residual=None, residual_bias=None: epilogues.append(residual_bias is not None)
-                        or bias_op(x, bias, residual, residual_bias))
-    _, omni = pair(arch, torch.bfloat16)
-    z = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL)
-    outputs, counts = {}, {}
-    for flag in (False, True):
-        monkeypatch.setattr(decoder_module, "FUSED_SHORTCUT_BIASES", flag)
-        epilogues.clear()
-        with torch.no_grad():
-            outputs[flag] = omni.decode(z, return_dict=False)[0]
-        counts[flag] = sum(epilogues)
+    frames = 2
+    omni, outputs, counts = epilogue_decodes(monkeypatch, arch, "FUSED_SHORTCUT_BIASES", frames,
+                                             lambda residual, residual_bias: residual_bias is not None)
     shortcut_convs = sum(isinstance(m, WanResidualBlock) and isinstance(m.conv_shortcut, WanCausalConv3d)
                          for m in omni.decoder.modules())
     assert shortcut_convs and counts[False] == 0
-    assert counts[True] == shortcut_convs * z.shape[2]  # each shortcut conv, once per latent frame (a chunk each)
+    assert counts[True] == shortcut_convs * frames  # each shortcut conv, once per latent frame (a chunk each)
     assert torch.equal(outputs[True], outputs[False])
 
 
