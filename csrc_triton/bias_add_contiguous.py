@@ -19,7 +19,7 @@ from .indexing import line_tile_program
 from .rounding import round_to
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks"])
 def bias_add_contiguous_kernel(
     x_ptr,
     bias_ptr,

@@ -61,7 +61,8 @@ def new_frames_line(line, out_height, out_frames, frames_before_x, pad_h, height
     return (x_frame >= 0) & (ih >= 0) & (ih < height)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["height", "cache_frames", "out_frames", "out_height", "zero_frames", "pad_h",
+                               "keep_frames", "num_lines", "c_blocks", "w_blocks"])
 def cat_pad_5d_kernel(
     x_ptr,
     cache_ptr,

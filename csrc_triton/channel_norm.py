@@ -20,7 +20,7 @@ from .indexing import split_index
 from .rounding import round_to
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["frames", "height"])
 def channel_norm_kernel(
     x_ptr,
     bias_ptr,

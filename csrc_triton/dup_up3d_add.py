@@ -15,7 +15,7 @@ from .indexing import split_index
 from .rounding import round_to
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["out_frames", "out_height", "frame_offset", "num_rows"])
 def dup_up3d_add_kernel(
     main_ptr,
     source_ptr,
