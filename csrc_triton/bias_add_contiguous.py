@@ -19,6 +19,7 @@ from .indexing import line_tile_program
 from .rounding import round_to
 
 
+# Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
 @triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks"])
 def bias_add_contiguous_kernel(
     x_ptr,

@@ -61,6 +61,9 @@ def new_frames_line(line, out_height, out_frames, frames_before_x, pad_h, height
     return (x_frame >= 0) & (ih >= 0) & (ih < height)
 
 
+# Sizes that only index lines or the launch grid are not specialised on their values (== 1, % 16): a first
+# Wan2.2 decode compiles 39 kernel variants instead of 69 (gpu-logs/session28/C). The strides and the sizes
+# that mask a tile's fast axis, which vectorisation needs, stay specialised.
 @triton.jit(do_not_specialize=["height", "cache_frames", "out_frames", "out_height", "zero_frames", "pad_h",
                                "keep_frames", "num_lines", "c_blocks", "w_blocks"])
 def cat_pad_5d_kernel(

@@ -20,6 +20,7 @@ from .indexing import split_index
 from .rounding import round_to
 
 
+# Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
 @triton.jit(do_not_specialize=["frames", "height"])
 def channel_norm_kernel(
     x_ptr,

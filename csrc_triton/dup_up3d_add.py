@@ -15,6 +15,7 @@ from .indexing import split_index
 from .rounding import round_to
 
 
+# Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
 @triton.jit(do_not_specialize=["out_frames", "out_height", "frame_offset", "num_rows"])
 def dup_up3d_add_kernel(
     main_ptr,
