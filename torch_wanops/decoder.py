@@ -432,11 +432,11 @@ def _channels_last_conv(
 
     def bias_epilogue(out: torch.Tensor, fused: bool) -> torch.Tensor:
         shortcut = residual if fused else None
-        if isinstance(shortcut, RawConvOutput) and out.dim() == 5:
-            return bias_add_contiguous(out, conv.bias, shortcut.raw, shortcut.bias)
-        shortcut = _shortcut_tensor(shortcut)
         if out.dim() == 5:
+            if isinstance(shortcut, RawConvOutput):  # the shortcut conv's bias is added here too
+                return bias_add_contiguous(out, conv.bias, shortcut.raw, shortcut.bias)
             return bias_add_contiguous(out, conv.bias, shortcut)
+        shortcut = _shortcut_tensor(shortcut)
         if frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS and shortcut is None:
             return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias)
         # A Conv2d's (N, C, H, W) as the op's (N, C, 1, H, W).
