@@ -2,6 +2,8 @@
 
 import collections
 import contextlib
+import functools
+import importlib
 import json
 import logging
 import subprocess
@@ -10,6 +12,7 @@ import sys
 import pytest
 import torch
 
+import torch_wanops
 from torch_wanops import bench, cli
 
 SMALL = ["bench", "--model", "wan2.2-tiny", "--height", "32", "--width", "48", "--frames", "5", "--repeat", "2"]
@@ -214,7 +217,30 @@ def test_info_shows_the_lever_switches(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "torch_wanops.decoder.FRAME_MAJOR_NORM_INPUTS = False" in out
     assert "torch_wanops.decoder.OmniWanDecoder.channels_last_convs = True" in out
-    assert "torch_wanops.ops.rms_norm_cat_pad_5d.SILU_BY_TABLE = True" in out
+    assert 'importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").SILU_BY_TABLE = True' in out
+
+
+def test_info_lists_every_decoder_switch():
+    from torch_wanops import decoder
+
+    switches = {name for name, value in vars(decoder).items() if name.isupper() and not name.startswith("_") and isinstance(value, bool)}
+    assert switches <= {path for module, path, _ in cli.LEVERS if module == "torch_wanops.decoder"}
+
+
+def test_info_spells_each_switch_so_that_setting_it_takes_effect(capsys):
+    cli.main(["--device", "cpu", "info"])
+    lines = capsys.readouterr().out.split("levers (lossless switches):")[1].split("compile_vae graphs")[0]
+    spelled = [line.split(" = ")[0].strip() for line in lines.strip().splitlines()]
+    assert len(spelled) == len(cli.LEVERS)
+    for name, (module, path, _) in zip(spelled, cli.LEVERS):
+        owner, attribute = path.rpartition(".")[0], path.rpartition(".")[2]
+        target = functools.reduce(getattr, owner.split(".") if owner else [], importlib.import_module(module))
+        before = getattr(target, attribute)
+        try:
+            exec(f"{name} = not {name}", {"importlib": importlib, "torch_wanops": torch_wanops})
+            assert getattr(target, attribute) is (not before), name
+        finally:
+            setattr(target, attribute, before)
 
 
 def test_console_entry_points_run():

@@ -27,6 +27,7 @@ LEVERS = (
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA, with channels_last_convs"),
+    ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", "CUDA, with FUSED_RESIDUAL_ADDS: the 1x1x1 shortcut convs' biases"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, refused geometries, lever off)"),
     ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA, with channels_last_convs and FUSED_UPSAMPLE"),
@@ -39,6 +40,16 @@ LEVERS = (
 )
 
 logger = logging.getLogger("torch_wanops.cli")
+
+
+def settable_name(module: str) -> str:
+    """How user code reaches ``module`` to set a switch on it.
+
+    ``torch_wanops.ops.<op>`` by attributes is the op's typed wrapper, which shadows the module of the same
+    name: a switch set there would silently change nothing.
+    """
+    by_attributes = functools.reduce(getattr, module.split(".")[1:], importlib.import_module(module.split(".")[0]))
+    return module if by_attributes is importlib.import_module(module) else f'importlib.import_module("{module}")'
 
 # Without a GPU the default is a small embedded config that decodes in seconds on 2 cores.
 CPU_DEFAULTS = dict(model="wan2.1-tiny", dtype="fp32", height=128, width=128, frames=17)
@@ -132,7 +143,7 @@ def _info(args: argparse.Namespace) -> int:
     print("levers (lossless switches):")
     for module, path, scope in LEVERS:
         value = functools.reduce(getattr, path.split("."), importlib.import_module(module))
-        print(f"    {module}.{path} = {value} ({scope})")
+        print(f"    {settable_name(module)}.{path} = {value} ({scope})")
     print("compile_vae graphs (exact=True; the other pairs decode eagerly):")
     for dtype_name, dtype in DTYPES.items():
         compiled = (torch.device(args.device).type, dtype) in compile_module.GRAPHS_GIVING_STOCK_BITS

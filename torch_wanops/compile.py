@@ -34,7 +34,7 @@ _RECOMPILE_LIMIT = 64
 
 # The (device type, dtype) pairs whose compiled decoder graphs gave stock's bits: CPU in fp32
 # (tests/test_compile.py), CUDA in bf16 and fp16 (an H200, both architectures, 480x832 latents
-# included; README). fp32 CUDA graphs round otherwise: Inductor's generated code is about an ulp off
+# included; docs/exactness.md). fp32 CUDA graphs round otherwise: Inductor's generated code is about an ulp off
 # (9.5e-7 on the small configs with cuDNN's TF32 off), and TF32's rounding of the next conv's input
 # magnifies that (0.0037 with it on; Wan2.1 480x832 in session 10: 0.0026 / 73.3 dB, where compiled
 # stock diffusers gives 0.0029 / 73.1 dB). 16-bit CPU graphs depend on the CPU: stock's bits on one
@@ -232,7 +232,7 @@ def compile_vae(
     others run the eager lossless path, with a warning. ``exact=False`` compiles every chunk: fp32 CUDA
     graphs then differ from stock eager about as compiled stock diffusers does (Inductor's generated
     code is about an ulp off, and cuDNN's TF32 convs magnify it: 0.0026 max |diff|, 73.3 dB, at Wan2.1
-    480x832, compiled stock 0.0029, 73.1 dB). The README gives what was measured, per dtype and device.
+    480x832, compiled stock 0.0029, 73.1 dB). docs/exactness.md gives what was measured, per dtype and device.
     """
     if enabled is None:
         enabled = compile_enabled_from_env()
