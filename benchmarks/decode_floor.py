@@ -1,0 +1,80 @@
+"""How fast a lossless decode could be at best with cuDNN's convs, counted on the meta device (no GPU).
+
+    python benchmarks/decode_floor.py --model wan2.2 --dtype bf16 --size 480x832 --frames 81
+
+Stock's convs fix the output bits, so a lossless decode keeps their FLOPs, and every other pass works
+around them: each 3x3(x3) conv's input (its cached frames and zero border included, as cuDNN reads it)
+must be written by some pass and its output read by one. This counts both over one stock decode (every
+``aten.convolution`` it dispatches) and prints the time each takes at a given tensor-core rate and memory
+bandwidth. The 1x1(x1) convs read tensors that exist anyway and are left out of the bytes. Measured on
+the H200 (benchmarks/results/levers.md): cuDNN's bf16 convs run at 745-763 TFLOP/s; copies at 3.3-4.9 TB/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
+
+
+@dataclass
+class ConvTraffic:
+    flops: int = 0  # multiply-adds x 2, every conv
+    input_bytes: int = 0  # each 3x3(x3) conv's input as the conv reads it (diffusers pads Wan's causal convs first)
+    output_bytes: int = 0  # each 3x3(x3) conv's output
+
+
+class CountConvs(TorchDispatchMode):
+    """Every ``aten.convolution`` of what runs under it: FLOPs, and the bytes of the non-pointwise ones."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.traffic = ConvTraffic()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is torch.ops.aten.convolution.default:
+            x, weight = args[0], args[1]
+            self.traffic.flops += 2 * out.numel() * math.prod(weight.shape[1:])
+            if math.prod(weight.shape[2:]) > 1:
+                self.traffic.input_bytes += x.numel() * x.element_size()
+                self.traffic.output_bytes += out.numel() * out.element_size()
+        return out
+
+
+def count(vae: nn.Module, z: torch.Tensor) -> ConvTraffic:
+    with torch.no_grad(), CountConvs() as counter:
+        vae.decode(z, return_dict=False)
+    return counter.traffic
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_decode_case_arguments(parser)
+    parser.add_argument("--tflops", type=float, default=760.0, help="tensor-core rate of the convs, TFLOP/s")
+    parser.add_argument("--tbps", type=float, default=4.8, help="memory bandwidth of the other passes, TB/s")
+    args = parser.parse_args()
+    vae, z = decode_case(args, "meta")
+    traffic = count(vae, z)
+    conv_s = traffic.flops / (args.tflops * 1e12)
+    moved = traffic.input_bytes + traffic.output_bytes
+    passes_s = moved / (args.tbps * 1e12)
+    print(f"{args.model} {args.dtype} {args.size}x{args.frames}")
+    print(f"  conv FLOPs {traffic.flops / 1e12:.1f} T: {conv_s:.3f} s at {args.tflops:g} TFLOP/s")
+    print(f"  conv inputs written {traffic.input_bytes / 1e9:.1f} GB + outputs read {traffic.output_bytes / 1e9:.1f} GB:"
+          f" {passes_s:.3f} s at {args.tbps:g} TB/s")
+    print(f"  floor {conv_s + passes_s:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
