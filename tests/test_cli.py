@@ -223,7 +223,8 @@ def test_info_shows_the_lever_switches(capsys, monkeypatch):
 def test_info_lists_every_decoder_switch():
     from torch_wanops import decoder
 
-    switches = {name for name, value in vars(decoder).items() if name.isupper() and not name.startswith("_") and isinstance(value, bool)}
+    switches = {name for name, value in vars(decoder).items()
+                if name.isupper() and not name.startswith("_") and isinstance(value, bool)}
     assert switches <= {path for module, path, _ in cli.LEVERS if module == "torch_wanops.decoder"}
 
 

@@ -51,6 +51,7 @@ def settable_name(module: str) -> str:
     by_attributes = functools.reduce(getattr, module.split(".")[1:], importlib.import_module(module.split(".")[0]))
     return module if by_attributes is importlib.import_module(module) else f'importlib.import_module("{module}")'
 
+
 # Without a GPU the default is a small embedded config that decodes in seconds on 2 cores.
 CPU_DEFAULTS = dict(model="wan2.1-tiny", dtype="fp32", height=128, width=128, frames=17)
 CUDA_DEFAULTS = dict(model="wan2.1", dtype="bf16", height=480, width=832, frames=81)
