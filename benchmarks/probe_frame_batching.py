@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import torch
@@ -28,7 +26,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, decode_case, median_ms  # noqa: E402
 
 CACHE_T = 2
 
@@ -68,26 +66,18 @@ def equal_frames(a: torch.Tensor, b: torch.Tensor) -> int:
 
 
 def timer(device: torch.device) -> Callable[[Callable[[], object]], float]:
-    if device.type == "cuda":
-        import triton.testing
+    """ms per call: on CUDA the GPU time of CUDA-graph replays, which a decode's queued launches approach."""
+    if device.type != "cuda":
+        return lambda fn: median_ms(fn, device.type)
+    import triton.testing
 
-        def gpu_ms(fn: Callable[[], object]) -> float:
-            try:
-                return triton.testing.do_bench_cudagraph(fn, rep=200)
-            except RuntimeError:  # not capturable: timed with its CPU launches, which a decode's queue hides
-                return triton.testing.do_bench(fn, return_mode="median")
+    def gpu_ms(fn: Callable[[], object]) -> float:
+        try:
+            return triton.testing.do_bench_cudagraph(fn, rep=200)
+        except RuntimeError:  # not capturable: timed with its CPU launches
+            return median_ms(fn, device.type)
 
-        return gpu_ms
-
-    def median_ms(fn: Callable[[], object]) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(times)
-
-    return median_ms
+    return gpu_ms
 
 
 def op_rows(decoder: nn.Module, x: torch.Tensor) -> list[tuple[str, Callable[[torch.Tensor], torch.Tensor], torch.Tensor]]:

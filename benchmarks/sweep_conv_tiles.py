@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -25,7 +23,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_wanops import _backend  # noqa: E402
-from torch_wanops.bench import DTYPES  # noqa: E402
+from torch_wanops.bench import DTYPES, median_ms  # noqa: E402
 from torch_wanops.ops import conv3d_chunked  # noqa: E402
 from torch_wanops.ops._common import rounded_to_tf32  # noqa: E402
 
@@ -35,19 +33,6 @@ TILES = [
     (128, 128, 0, 8, 3), (128, 128, 0, 8, 4), (256, 128, 0, 8, 3), (64, 128, 0, 4, 4),
     (128, 32, 64, 8, 3),
 ]
-
-
-def median_ms(fn, device: str) -> float:
-    if device == "cuda":
-        import triton.testing
-
-        return triton.testing.do_bench(fn, return_mode="median")
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def main() -> None:

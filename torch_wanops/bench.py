@@ -219,6 +219,20 @@ def timed_decode(vae: AutoencoderKLWan, z: torch.Tensor, device: str) -> tuple[t
     return out, time.perf_counter() - start
 
 
+def median_ms(fn: Callable[[], object], device: str) -> float:
+    """Median time of ``fn`` in ms for the benchmark scripts: ``triton.testing.do_bench`` on CUDA, 3 timed calls elsewhere."""
+    if device.startswith("cuda"):
+        import triton.testing
+
+        return triton.testing.do_bench(fn, return_mode="median")
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
 def psnr(a: torch.Tensor, b: torch.Tensor) -> float:
     """PSNR of ``a`` against ``b`` for outputs in [-1, 1] (peak-to-peak 2)."""
     mse = (a.double() - b.double()).square().mean().item()
