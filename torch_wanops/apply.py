@@ -1,16 +1,19 @@
 """Switch a diffusers Wan VAE (or pipeline, or bare decoder) to OmniWanDecoder and back.
 
-Only the decoder object's class changes: no weights are copied and nothing global
-is patched, so every other Wan VAE in the process stays stock.
+The decoder object's class changes, and a stock ``AutoencoderKLWan`` gets an instance ``_decode``
+(decoder.decode_batching_latent_stage: stock's own ``_decode`` unless ``decoder.BATCHED_LATENT_STAGE``
+is on). No weights are copied and nothing global is patched, so every other Wan VAE in the process
+stays stock.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeVar
 
 from diffusers.models.autoencoders.autoencoder_kl_wan import AutoencoderKLWan, WanDecoder3d
 
-from torch_wanops.decoder import OmniWanDecoder
+from torch_wanops.decoder import OmniWanDecoder, decode_batching_latent_stage
 
 # compile_vae marks the per-chunk forward it installs on a decoder instance with this attribute.
 COMPILED_FORWARD_MARK = "_wanops_compiled_forward"
@@ -18,6 +21,14 @@ COMPILED_FORWARD_MARK = "_wanops_compiled_forward"
 
 def is_compiled_forward(forward: object) -> bool:
     return getattr(forward, COMPILED_FORWARD_MARK, False) is True
+
+
+# apply_to marks the frame loop it installs as a VAE's instance _decode with this attribute.
+BATCHED_DECODE_MARK = "_wanops_batched_decode"
+
+
+def is_batched_decode(decode: object) -> bool:
+    return getattr(decode, BATCHED_DECODE_MARK, False) is True
 
 T = TypeVar("T")
 
@@ -54,6 +65,11 @@ def find_vae(obj: Any) -> AutoencoderKLWan | None:
 def apply_to(obj: T) -> T:
     """Run ``obj``'s Wan decoder through the wanops ops, in place; idempotent; returns ``obj``."""
     find_decoder(obj).__class__ = OmniWanDecoder
+    vae = find_vae(obj)
+    if vae is not None and type(vae) is AutoencoderKLWan and "_decode" not in vae.__dict__:
+        decode = functools.partial(decode_batching_latent_stage, vae)
+        setattr(decode, BATCHED_DECODE_MARK, True)
+        vae._decode = decode
     return obj
 
 
@@ -63,4 +79,7 @@ def restore(obj: T) -> T:
     if is_compiled_forward(decoder.__dict__.get("forward")):
         del decoder.forward  # the per-chunk forward compile_vae installed; any other (a hook's) stays
     decoder.__class__ = WanDecoder3d
+    vae = find_vae(obj)
+    if vae is not None and is_batched_decode(vae.__dict__.get("_decode")):
+        del vae._decode
     return obj

@@ -47,7 +47,9 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanRMS_norm,
     WanUpBlock,
     WanUpsample,
+    unpatchify,
 )
+from diffusers.models.autoencoders.vae import DecoderOutput
 
 from torch_wanops import _backend
 from torch_wanops.ops import (
@@ -394,11 +396,13 @@ def chunked_conv_geometries() -> list[ConvGeometry]:
 
 
 def clear_conv_verdicts() -> None:
-    """Forget every per-geometry verdict (conv layout, chunked conv): each geometry is checked again on its next call."""
+    """Forget every per-geometry verdict (conv layout, chunked conv, latent stage): each is checked again on next use."""
     with _channels_last_conv_check:
         _channels_last_conv_verdicts.clear()
         _chunked_conv_verdicts.clear()
         _tail_splits.clear()
+    with _latent_stage_check:
+        _latent_stage_verdicts.clear()
 
 
 def _channels_last_conv(
@@ -1276,14 +1280,23 @@ def _recorded_attention_layout(*key: Any) -> tuple[tuple[int, ...], torch.memory
 
 
 def mid_block(
-    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+    block: nn.Module,
+    x: torch.Tensor,
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+    channels_last_convs: bool = False,
+    contiguous_attention: bool = False,
 ) -> torch.Tensor:
+    """The mid block; ``contiguous_attention`` hands the attention's output on contiguous (the latent stage's
+    several-frame chunks: see _latent_stage)."""
     if not walkable(block, WanMidBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     x = residual_block(block.resnets[0], x, feat_cache, feat_idx, channels_last_convs)
     for attention, resnet in zip(block.attentions, block.resnets[1:]):
         if attention is not None:
             x = attention_block(attention, x)
+            if contiguous_attention:
+                x = x.contiguous()
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return x
 
@@ -1300,15 +1313,36 @@ def up_block(
     if walkable(block, WanUpBlock):
         for resnet in block.resnets:
             x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
-        if block.upsamplers is not None:
-            x = resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep, channels_last_convs)
-        return x
+        return up_block_tail(block, x, None, feat_cache, feat_idx, first_chunk, zero_rep, channels_last_convs)
     if not walkable(block, WanResidualUpBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx, first_chunk=first_chunk)
     # Stock clones the block input for the shortcut; nothing below writes to it in place.
     source = x
     for resnet in block.resnets:
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
+    return up_block_tail(block, x, source, feat_cache, feat_idx, first_chunk, zero_rep, channels_last_convs)
+
+
+def walkable_up_block(block: nn.Module) -> bool:
+    return walkable(block, WanUpBlock) or walkable(block, WanResidualUpBlock)
+
+
+def up_block_tail(
+    block: nn.Module,
+    x: torch.Tensor,
+    source: torch.Tensor | None,
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+    first_chunk: bool,
+    zero_rep: bool,
+    channels_last_convs: bool = False,
+) -> torch.Tensor:
+    """A walkable up block after its residual blocks: the upsampler, then a residual up block's DupUp3D
+    shortcut of ``source``, the block's input."""
+    if type(block) is WanUpBlock:
+        if block.upsamplers is None:
+            return x
+        return resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep, channels_last_convs)
     if block.upsampler is not None:
         x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs)
     shortcut = block.avg_shortcut
@@ -1317,6 +1351,112 @@ def up_block(
     if not walkable(shortcut, DupUp3D):
         return x + shortcut(source, first_chunk=first_chunk)
     return dup_up3d_add(x, source, shortcut.factor_t, shortcut.factor_s, shortcut.repeats, bool(first_chunk))
+
+
+# The latent-resolution stage (conv_in, the mid block, the first up block's residual blocks) run on
+# LATENT_STAGE_FRAMES latent frames per call instead of one, by decode_latents (OmniAutoencoderKLWan's decode
+# loop). One frame per call leaves Wan2.2's 1024 -> 1024 convs 1560 output positions on a narrow cuDNN tile;
+# on the H200 the stage took 55.8 -> 37.8 ms of GPU time per bf16 480x832 decode, Wan2.1's 46.9 -> 37.0
+# (gpu-logs/session30 D). The stage's causal caches hold only its own inputs, so a chunk of G frames computes
+# what G one-frame chunks do; whether with the same bits depends on the kernels each op picks for G frames
+# (Wan2.1's convs do not keep them at G = 2, 3 or 7 on the H200, session 30 C), so it is checked once per stage
+# geometry (_latent_stage_frames). Off by default until its whole-decode CUDA tests have run.
+BATCHED_LATENT_STAGE = False
+LATENT_STAGE_FRAMES = 5
+
+_latent_stage_verdicts: dict[tuple, bool] = {}
+_latent_stage_check = threading.Lock()
+
+
+def _latent_stage(
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """conv_in, the mid block and the first up block's residual blocks on the chunk x, with the cache slots
+    the stock walk gives them (from 0): (their output, the up block's input, the next cache slot).
+
+    A chunk of several frames hands the attention's output on contiguous, as a one-frame chunk's is on CUDA:
+    its own is frame-major, and the next residual block then took another path and left the one-frame bits
+    (H200, session 30 E: every step fed the same contiguous input kept them). A one-frame chunk is stock's."""
+    feat_idx = [0]
+    several = x.shape[2] > 1
+    x = causal_conv(decoder.conv_in, x, feat_cache, feat_idx)
+    source = mid_block(decoder.mid_block, x, feat_cache, feat_idx, channels_last_convs, contiguous_attention=several)
+    del x
+    x = source
+    for resnet in decoder.up_blocks[0].resnets:
+        x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
+    return x, source, feat_idx[0]
+
+
+def _frames(x: torch.Tensor) -> list[torch.Tensor]:
+    """x's frames as one-frame chunks, each contiguous as a one-frame chunk's stage output is."""
+    return [x[:, :, t:t + 1].contiguous() for t in range(x.shape[2])]
+
+
+def _latent_stage_by_frame(
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
+) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+    """The stage on each frame of x in turn, as stock's chunk loop runs it: (outputs, up block inputs, next slot)."""
+    outputs, sources, next_slot = [], [], 0
+    for t in range(x.shape[2]):
+        out, source, next_slot = _latent_stage(decoder, x[:, :, t:t + 1], feat_cache, channels_last_convs)
+        outputs.append(out)
+        sources.append(source)
+    return outputs, sources, next_slot
+
+
+def _same_tensor_or_marker(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.stride() == b.stride() and torch.equal(a, b)
+    return a is b or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) and a == b)
+
+
+def _latent_stage_frames(
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
+) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+    """The stage on the frames of x, in one chunk where its check found that to give the one-frame chunks'
+    outputs, up block inputs and caches (bits and strides), frame by frame otherwise and while it cannot check.
+
+    The check runs both on the first chunk of each geometry and hands on the frame-by-frame results.
+    """
+    if x.shape[2] == 1:
+        return _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
+    up_block_type = type(decoder.up_blocks[0]).__name__
+    key = (_conv_geometry(decoder.conv_in, tuple(x.shape), x.dtype, x.device),
+           tuple(decoder.mid_block.resnets[0].conv1.weight.shape), up_block_type, channels_last_convs)
+    verdict = _latent_stage_verdicts.get(key)
+    if verdict is None and _can_check_now(x):
+        with _latent_stage_check:
+            verdict = _latent_stage_verdicts.get(key)
+            if verdict is None:
+                batched_cache = list(feat_cache)
+                out, source, _ = _latent_stage(decoder, x, batched_cache, channels_last_convs)
+                batched = _frames(out) + _frames(source)
+                del out, source
+                outputs, sources, next_slot = _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
+                verdict = all(map(_same_tensor_or_marker, batched + batched_cache[:next_slot],
+                                  outputs + sources + feat_cache[:next_slot]))
+                _latent_stage_verdicts[key] = verdict
+                if not verdict:
+                    logger.info("latent stage of %d frames per call not bit-exact for %s: one frame per call", x.shape[2],
+                                key)
+                return outputs, sources, next_slot
+    if not verdict:
+        return _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
+    out, source, next_slot = _latent_stage(decoder, x, feat_cache, channels_last_convs)
+    return _frames(out), _frames(source), next_slot
+
+
+def batches_latent_stage(decoder: nn.Module) -> bool:
+    """Whether decode_latents may run ``decoder``'s latent stage on several frames per call (BATCHED_LATENT_STAGE,
+    an OmniWanDecoder without hooks or a replaced forward, whose first up block the walk can split, no autograd)."""
+    return (
+        BATCHED_LATENT_STAGE
+        and LATENT_STAGE_FRAMES > 1
+        and walkable(decoder, OmniWanDecoder)
+        and walkable_up_block(decoder.up_blocks[0])
+        and not torch.is_grad_enabled()
+    )
 
 
 class OmniWanDecoder(WanDecoder3d):
@@ -1362,6 +1502,33 @@ class OmniWanDecoder(WanDecoder3d):
             self.norm_out, self.nonlinearity, None, self.conv_out, stage.pop(), feat_cache, feat_idx, channels_last
         )
 
+    def decode_latents(self, x: torch.Tensor, feat_cache: list[Any]) -> torch.Tensor:
+        """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
+        (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
+        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty."""
+        channels_last = self.channels_last_convs and not is_channels_last(x)
+        outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
+        for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
+            stage_outputs, sources, next_slot = _latent_stage_frames(
+                self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last
+            )
+            for out, source in zip(stage_outputs, sources):
+                outputs.append(self._decode_after_latent_stage(out, source, feat_cache, [next_slot], channels_last))
+            del stage_outputs, sources
+        return torch.cat(outputs, 2)
+
+    def _decode_after_latent_stage(
+        self, x: torch.Tensor, source: torch.Tensor, feat_cache: list[Any], feat_idx: list[int], channels_last: bool
+    ) -> torch.Tensor:
+        """A later chunk (not the first) from its latent stage output ``x`` and the first up block's input ``source``."""
+        stage = [up_block_tail(self.up_blocks[0], x, source, feat_cache, feat_idx, False, False, channels_last)]
+        del x, source
+        for block in self.up_blocks[1:]:
+            stage.append(up_block(block, stage.pop(), feat_cache, feat_idx, False, False, channels_last))
+        return norm_act_conv(
+            self.norm_out, self.nonlinearity, None, self.conv_out, stage.pop(), feat_cache, feat_idx, channels_last
+        )
+
 
 class OmniAutoencoderKLWan(AutoencoderKLWan):
     """``AutoencoderKLWan`` whose decoder is an :class:`OmniWanDecoder`; same config, keys and bits."""
@@ -1371,3 +1538,23 @@ class OmniAutoencoderKLWan(AutoencoderKLWan):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.decoder.__class__ = OmniWanDecoder
+
+    def _decode(self, z: torch.Tensor, return_dict: bool = True) -> DecoderOutput | tuple[torch.Tensor]:
+        return decode_batching_latent_stage(self, z, return_dict)
+
+
+def decode_batching_latent_stage(
+    vae: AutoencoderKLWan, z: torch.Tensor, return_dict: bool = True
+) -> DecoderOutput | tuple[torch.Tensor]:
+    """``AutoencoderKLWan._decode`` (diffusers 0.42) with the frame loop of OmniWanDecoder.decode_latents, which
+    runs the latent stage on several frames per call where that is exact; stock's own ``_decode`` (tiling, a
+    decoder it cannot walk, one frame, autograd) where batches_latent_stage says no."""
+    if vae.use_tiling or z.shape[2] < 2 or not batches_latent_stage(vae.decoder):
+        return AutoencoderKLWan._decode(vae, z, return_dict=return_dict)
+    vae.clear_cache()
+    out = vae.decoder.decode_latents(vae.post_quant_conv(z), vae._feat_map)
+    if vae.config.patch_size is not None:
+        out = unpatchify(out, patch_size=vae.config.patch_size)
+    out = torch.clamp(out, min=-1.0, max=1.0)
+    vae.clear_cache()
+    return DecoderOutput(sample=out) if return_dict else (out,)
