@@ -1405,10 +1405,9 @@ def _latent_stage_by_frame(
     return outputs, sources, next_slot
 
 
-def _same_tensor_or_marker(a: object, b: object) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.stride() == b.stride() and torch.equal(a, b)
-    return a is b or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) and a == b)
+def _same_bits_and_strides(a: object, b: object) -> bool:
+    """Two tensors with the same values bit for bit and the same strides (anything else in a cache slot: no)."""
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.stride() == b.stride() and torch.equal(a, b)
 
 
 def _latent_stage_frames(
@@ -1434,7 +1433,7 @@ def _latent_stage_frames(
                 batched = _frames(out) + _frames(source)
                 del out, source
                 outputs, sources, next_slot = _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
-                verdict = all(map(_same_tensor_or_marker, batched + batched_cache[:next_slot],
+                verdict = all(map(_same_bits_and_strides, batched + batched_cache[:next_slot],
                                   outputs + sources + feat_cache[:next_slot]))
                 _latent_stage_verdicts[key] = verdict
                 if not verdict:
