@@ -27,8 +27,7 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_wanops.bench import add_decode_case_arguments, decode_case, median_ms  # noqa: E402
-
-CACHE_T = 2
+from torch_wanops.decoder import _stock_cached_conv  # noqa: E402  (WanDecoder3d.forward's conv_in cache step)
 
 
 def stage_modules(decoder: nn.Module) -> list[nn.Module]:
@@ -39,16 +38,7 @@ def stage_modules(decoder: nn.Module) -> list[nn.Module]:
 def run_stage(decoder: nn.Module, x: torch.Tensor, feat_cache: list | None) -> torch.Tensor:
     """conv_in and the stage on the chunk x, with stock's cache protocol when ``feat_cache`` is a list."""
     feat_idx = [0]
-    if feat_cache is None:
-        out = decoder.conv_in(x)
-    else:
-        # WanDecoder3d.forward's conv_in step: the cache keeps the last CACHE_T input frames.
-        cache_x = x[:, :, -CACHE_T:].clone()
-        if cache_x.shape[2] < CACHE_T and feat_cache[0] is not None:
-            cache_x = torch.cat([feat_cache[0][:, :, -1:], cache_x], dim=2)
-        out = decoder.conv_in(x, feat_cache[0])
-        feat_cache[0] = cache_x
-        feat_idx[0] = 1
+    out = decoder.conv_in(x) if feat_cache is None else _stock_cached_conv(decoder.conv_in, x, feat_cache, feat_idx)
     for module in stage_modules(decoder):
         out = module(out, feat_cache=feat_cache, feat_idx=feat_idx)
     return out

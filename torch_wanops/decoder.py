@@ -1495,7 +1495,20 @@ class OmniWanDecoder(WanDecoder3d):
         # block (a full-size activation alive at the decode's memory peak).
         stage = [causal_conv(self.conv_in, x, feat_cache, feat_idx)]
         stage.append(mid_block(self.mid_block, stage.pop(), feat_cache, feat_idx, channels_last))
-        for block in self.up_blocks:
+        return self._up_blocks_and_head(stage, self.up_blocks, feat_cache, feat_idx, first_chunk, zero_rep, channels_last)
+
+    def _up_blocks_and_head(
+        self,
+        stage: list[torch.Tensor],
+        blocks: Any,
+        feat_cache: FeatCache,
+        feat_idx: list[int],
+        first_chunk: bool,
+        zero_rep: bool,
+        channels_last: bool,
+    ) -> torch.Tensor:
+        """``blocks`` (up blocks) and the head on the one tensor in ``stage``, handed on through that list."""
+        for block in blocks:
             stage.append(up_block(block, stage.pop(), feat_cache, feat_idx, first_chunk, zero_rep, channels_last))
         return norm_act_conv(
             self.norm_out, self.nonlinearity, None, self.conv_out, stage.pop(), feat_cache, feat_idx, channels_last
@@ -1522,11 +1535,7 @@ class OmniWanDecoder(WanDecoder3d):
         """A later chunk (not the first) from its latent stage output ``x`` and the first up block's input ``source``."""
         stage = [up_block_tail(self.up_blocks[0], x, source, feat_cache, feat_idx, False, False, channels_last)]
         del x, source
-        for block in self.up_blocks[1:]:
-            stage.append(up_block(block, stage.pop(), feat_cache, feat_idx, False, False, channels_last))
-        return norm_act_conv(
-            self.norm_out, self.nonlinearity, None, self.conv_out, stage.pop(), feat_cache, feat_idx, channels_last
-        )
+        return self._up_blocks_and_head(stage, self.up_blocks[1:], feat_cache, feat_idx, False, False, channels_last)
 
 
 class OmniAutoencoderKLWan(AutoencoderKLWan):
