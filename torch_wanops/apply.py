@@ -1,8 +1,8 @@
 """Switch a diffusers Wan VAE (or pipeline, or bare decoder) to OmniWanDecoder and back.
 
 The decoder object's class changes, and a stock ``AutoencoderKLWan`` gets an instance ``_decode``
-(decoder.decode_batching_latent_stage: stock's own ``_decode`` unless ``decoder.BATCHED_LATENT_STAGE``
-is on). No weights are copied and nothing global is patched, so every other Wan VAE in the process
+(decoder.decode_batching_latent_stage: stock's own ``_decode`` where ``decoder.BATCHED_LATENT_STAGE``
+is off or does not apply). No weights are copied and nothing global is patched, so every other Wan VAE in the process
 stays stock.
 """
 

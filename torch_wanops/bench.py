@@ -52,7 +52,7 @@ CUDNN_CONVS_VARIANT = "wanops-eager-cudnn-convs"
 ATEN_WEIGHT_COPIES_VARIANT = "wanops-eager-aten-weight-copies"
 TF32_ROUNDING_IN_CONV_VARIANT = "wanops-eager-tf32-rounding-in-conv"
 SEPARATE_SHORTCUT_BIASES_VARIANT = "wanops-eager-separate-shortcut-biases"
-BATCHED_LATENT_STAGE_VARIANT = "wanops-eager-batched-latent-stage"  # the one switch that is off by default
+UNBATCHED_LATENT_STAGE_VARIANT = "wanops-eager-unbatched-latent-stage"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -68,7 +68,7 @@ LEVER_SWITCHES = {
     ATEN_WEIGHT_COPIES_VARIANT: ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", False),
     TF32_ROUNDING_IN_CONV_VARIANT: ("torch_wanops.decoder", "TF32_GRID_CONV_INPUTS", False),
     SEPARATE_SHORTCUT_BIASES_VARIANT: ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
-    BATCHED_LATENT_STAGE_VARIANT: ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", True),
+    UNBATCHED_LATENT_STAGE_VARIANT: ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -1360,8 +1360,9 @@ def up_block_tail(
 # (gpu-logs/session30 D). The stage's causal caches hold only its own inputs, so a chunk of G frames computes
 # what G one-frame chunks do; whether with the same bits depends on the kernels each op picks for G frames
 # (Wan2.1's convs do not keep them at G = 2, 3 or 7 on the H200, session 30 C), so it is checked once per stage
-# geometry (_latent_stage_frames). Off by default until its whole-decode CUDA tests have run.
-BATCHED_LATENT_STAGE = False
+# geometry (_latent_stage_frames). Whole bf16 decodes of both models on the H200 kept stock's bits with it, Wan2.2
+# 480x832x81 1.036 -> 1.017 s and Wan2.1 0.820 -> 0.803 s side by side (gpu-logs/session31 A).
+BATCHED_LATENT_STAGE = True
 LATENT_STAGE_FRAMES = 5
 
 _latent_stage_verdicts: dict[tuple, bool] = {}
