@@ -1371,32 +1371,39 @@ _latent_stage_check = threading.Lock()
 
 def _latent_stage(
     decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
-) -> tuple[torch.Tensor, torch.Tensor, int]:
+) -> tuple[torch.Tensor, torch.Tensor | None, int]:
     """conv_in, the mid block and the first up block's residual blocks on the chunk x, with the cache slots
-    the stock walk gives them (from 0): (their output, the up block's input, the next cache slot).
+    the stock walk gives them (from 0): (their output, the up block's input where its DupUp3D shortcut reads it,
+    else None, the next cache slot).
 
     A chunk of several frames hands the attention's output on contiguous, as a one-frame chunk's is on CUDA:
     its own is frame-major, and the next residual block then took another path and left the one-frame bits
     (H200, session 30 E: every step fed the same contiguous input kept them). A one-frame chunk is stock's."""
     feat_idx = [0]
     several = x.shape[2] > 1
-    x = causal_conv(decoder.conv_in, x, feat_cache, feat_idx)
-    source = mid_block(decoder.mid_block, x, feat_cache, feat_idx, channels_last_convs, contiguous_attention=several)
-    del x
+    # conv_in's output goes to the mid block as a temporary (decode_chunk's one-slot list): a local would keep
+    # it alive through the mid block.
+    stage = [causal_conv(decoder.conv_in, x, feat_cache, feat_idx)]
+    source = mid_block(
+        decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=several
+    )
     x = source
+    if type(decoder.up_blocks[0]) is WanUpBlock:  # no shortcut: its input need not outlive the first block
+        source = None
     for resnet in decoder.up_blocks[0].resnets:
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return x, source, feat_idx[0]
 
 
-def _frames(x: torch.Tensor) -> list[torch.Tensor]:
-    """x's frames as one-frame chunks, each contiguous as a one-frame chunk's stage output is."""
-    return [x[:, :, t:t + 1].contiguous() for t in range(x.shape[2])]
+def _frames(x: torch.Tensor | None, count: int) -> list[torch.Tensor | None]:
+    """x's ``count`` frames as one-frame chunks, each contiguous as a one-frame chunk's stage output is (x None:
+    ``count`` Nones)."""
+    return [None if x is None else x[:, :, t:t + 1].contiguous() for t in range(count)]
 
 
 def _latent_stage_by_frame(
     decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
-) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+) -> tuple[list[torch.Tensor], list[torch.Tensor | None], int]:
     """The stage on each frame of x in turn, as stock's chunk loop runs it: (outputs, up block inputs, next slot)."""
     outputs, sources, next_slot = [], [], 0
     for t in range(x.shape[2]):
@@ -1407,13 +1414,16 @@ def _latent_stage_by_frame(
 
 
 def _same_bits_and_strides(a: object, b: object) -> bool:
-    """Two tensors with the same values bit for bit and the same strides (anything else in a cache slot: no)."""
+    """Two tensors with the same values bit for bit and the same strides, or two Nones (no up block input kept);
+    anything else: no."""
+    if a is None and b is None:
+        return True
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.stride() == b.stride() and torch.equal(a, b)
 
 
 def _latent_stage_frames(
     decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
-) -> tuple[list[torch.Tensor], list[torch.Tensor], int]:
+) -> tuple[list[torch.Tensor], list[torch.Tensor | None], int]:
     """The stage on the frames of x, in one chunk where its check found that to give the one-frame chunks'
     outputs, up block inputs and caches (bits and strides), frame by frame otherwise and while it cannot check.
 
@@ -1431,7 +1441,7 @@ def _latent_stage_frames(
             if verdict is None:
                 batched_cache = list(feat_cache)
                 out, source, _ = _latent_stage(decoder, x, batched_cache, channels_last_convs)
-                batched = _frames(out) + _frames(source)
+                batched = _frames(out, x.shape[2]) + _frames(source, x.shape[2])
                 del out, source
                 outputs, sources, next_slot = _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
                 verdict = all(map(_same_bits_and_strides, batched + batched_cache[:next_slot],
@@ -1444,7 +1454,7 @@ def _latent_stage_frames(
     if not verdict:
         return _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
     out, source, next_slot = _latent_stage(decoder, x, feat_cache, channels_last_convs)
-    return _frames(out), _frames(source), next_slot
+    return _frames(out, x.shape[2]), _frames(source, x.shape[2]), next_slot
 
 
 def batches_latent_stage(decoder: nn.Module) -> bool:
@@ -1525,13 +1535,18 @@ class OmniWanDecoder(WanDecoder3d):
             stage_outputs, sources, next_slot = _latent_stage_frames(
                 self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last
             )
-            for out, source in zip(stage_outputs, sources):
-                outputs.append(self._decode_after_latent_stage(out, source, feat_cache, [next_slot], channels_last))
-            del stage_outputs, sources
+            # Popped in frame order, so that each frame's stage output and up block input go with its later
+            # stages instead of staying alive through the rest of the group.
+            stage_outputs.reverse()
+            sources.reverse()
+            while stage_outputs:
+                outputs.append(self._decode_after_latent_stage(
+                    stage_outputs.pop(), sources.pop(), feat_cache, [next_slot], channels_last
+                ))
         return torch.cat(outputs, 2)
 
     def _decode_after_latent_stage(
-        self, x: torch.Tensor, source: torch.Tensor, feat_cache: list[Any], feat_idx: list[int], channels_last: bool
+        self, x: torch.Tensor, source: torch.Tensor | None, feat_cache: list[Any], feat_idx: list[int], channels_last: bool
     ) -> torch.Tensor:
         """A later chunk (not the first) from its latent stage output ``x`` and the first up block's input ``source``."""
         stage = [up_block_tail(self.up_blocks[0], x, source, feat_cache, feat_idx, False, False, channels_last)]
