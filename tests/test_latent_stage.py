@@ -1,6 +1,7 @@
 """decoder.BATCHED_LATENT_STAGE: the latent-resolution stage on several frames per call, its check, its frame loop."""
 
 import logging
+import weakref
 
 import pytest
 import torch
@@ -85,6 +86,29 @@ def test_an_accepted_geometry_runs_the_stage_once_per_group(monkeypatch):
     assert calls.frames == [5, 2]
     assert got.shape == expected.shape and got.stride() == expected.stride()
     torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_each_frame_frees_its_stage_tensors_once_its_later_stages_ran(arch, monkeypatch):
+    """A group's frames go to their later stages one by one; what each took from the stage (its output and, for a
+    residual up block's DupUp3D shortcut, the up block's input) is freed before the next frame's later stages run,
+    not held through the group. A plain up block (Wan2.1) hands on no input at all."""
+    _, omni = pair(arch)
+    monkeypatch.setattr(decoder_module, "_latent_stage_verdicts", collections_defaulting_to(True))
+    handed, alive_when_next_frame_starts, source_handed = [], [], []
+    later_stages = decoder_module.OmniWanDecoder._decode_after_latent_stage
+
+    def recording(self, x, source, *args):
+        alive_when_next_frame_starts.append(sum(ref() is not None for ref in handed))
+        handed.extend(weakref.ref(tensor) for tensor in (x, source) if tensor is not None)
+        source_handed.append(source is not None)
+        return later_stages(self, x, source, *args)
+
+    monkeypatch.setattr(decoder_module.OmniWanDecoder, "_decode_after_latent_stage", recording)
+    with torch.no_grad():
+        omni.decode(latents(arch, torch.float32, "cpu", frames=11))
+    assert alive_when_next_frame_starts == [0] * 10  # two groups of 5 after frame 0
+    assert source_handed == [arch == "wan2.2-tiny"] * 10
 
 
 def collections_defaulting_to(value):
