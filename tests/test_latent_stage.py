@@ -111,6 +111,20 @@ def test_each_frame_frees_its_stage_tensors_once_its_later_stages_ran(arch, monk
     assert source_handed == [arch == "wan2.2-tiny"] * 10
 
 
+def test_a_meta_decode_cannot_check_and_runs_one_frame_per_call(monkeypatch):
+    """Meta tensors hold no values, so the check cannot find the one-frame bits: refused, one frame per call (what
+    benchmarks/memory_estimate.py decodes unless it models CUDA's accepted groups)."""
+    calls = StageCalls(monkeypatch)
+    stock, omni = (build_vae("wan2.1-tiny", vae_class=cls).to("meta")
+                   for cls in (AutoencoderKLWan, torch_wanops.OmniAutoencoderKLWan))
+    z = latents("wan2.1-tiny", torch.float32, "cpu", frames=7).to("meta")
+    with torch.no_grad():
+        expected, got = (vae.decode(z, return_dict=False)[0] for vae in (stock, omni))
+    assert got.is_meta and got.shape == expected.shape and got.stride() == expected.stride()
+    assert list(decoder_module._latent_stage_verdicts.values()) == [False]
+    assert calls.frames == [5] + [1] * 5 + [1]  # the check's two ways, then the last group's one frame
+
+
 def collections_defaulting_to(value):
     class Verdicts(dict):
         def get(self, key, default=None):

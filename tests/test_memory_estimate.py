@@ -1,11 +1,14 @@
-"""benchmarks/memory_estimate.py: its model of the conv-layout check (the estimate itself runs on the meta device)."""
+"""benchmarks/memory_estimate.py: its models of the conv-layout check, the batched latent stage and attention (the
+estimate itself runs on the meta device)."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -42,6 +45,24 @@ def test_refuse_makes_the_check_refuse_that_input_shape_and_names_shapes_no_conv
     assert result.returncode == 0, result.stderr
     assert "--refuse 1,96,6,66,66: refused" in result.stdout
     assert "--refuse 1,2,3,4: no conv has this input shape" in result.stdout
+
+
+@pytest.mark.parametrize("cuda_path", [[], ["--channels-last-convs"]], ids=["as-is", "cuda-path"])
+def test_estimates_a_decode_whose_latent_frames_run_in_groups(cuda_path):
+    # 9 frames: 3 latent frames, the last two a group of the batched latent stage (checked, or with the CUDA path
+    # modelled, accepted as on the H200).
+    result = run_estimate("--frames", "9", *cuda_path)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^wanops: peak [\d.]+ GiB", result.stdout, re.M), result.stdout
+
+
+def test_attention_is_counted_as_its_fused_kernels_allocate():
+    query, key, value = (torch.empty(5, 1, 6240, 384, device="meta") for _ in range(3))
+    tracker = memory_estimate.LiveStorages()
+    with tracker:
+        out = memory_estimate.fused_attention(query, key, value)
+    assert out.shape == (5, 1, 6240, 384) and out.device.type == "meta"
+    assert tracker.peak == out.numel() * out.element_size()  # no (5, 1, 6240, 6240) score matrix
 
 
 def test_refuse_arguments_are_checked():

@@ -1415,10 +1415,12 @@ def _latent_stage_by_frame(
 
 def _same_bits_and_strides(a: object, b: object) -> bool:
     """Two tensors with the same values bit for bit and the same strides, or two Nones (no up block input kept);
-    anything else: no."""
+    anything else: no. Meta tensors hold no values to compare: no (a meta decode runs one frame per call)."""
     if a is None and b is None:
         return True
-    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.stride() == b.stride() and torch.equal(a, b)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.is_meta or b.is_meta:
+        return False
+    return a.stride() == b.stride() and torch.equal(a, b)
 
 
 def _latent_stage_frames(
