@@ -2,8 +2,8 @@
 
 The decoder object's class changes, and a stock ``AutoencoderKLWan`` gets an instance ``_decode``
 (decoder.decode_batching_latent_stage: stock's own ``_decode`` where ``decoder.BATCHED_LATENT_STAGE``
-is off or does not apply). No weights are copied and nothing global is patched, so every other Wan VAE in the process
-stays stock.
+is off or does not apply). No weights are copied and nothing global is patched, so every other Wan VAE
+in the process stays stock.
 """
 
 from __future__ import annotations

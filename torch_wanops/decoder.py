@@ -1310,14 +1310,9 @@ def up_block(
     zero_rep: bool,
     channels_last_convs: bool = False,
 ) -> torch.Tensor:
-    if walkable(block, WanUpBlock):
-        for resnet in block.resnets:
-            x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
-        return up_block_tail(block, x, None, feat_cache, feat_idx, first_chunk, zero_rep, channels_last_convs)
-    if not walkable(block, WanResidualUpBlock):
+    if not walkable_up_block(block):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx, first_chunk=first_chunk)
-    # Stock clones the block input for the shortcut; nothing below writes to it in place.
-    source = x
+    source = _shortcut_source(block, x)
     for resnet in block.resnets:
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return up_block_tail(block, x, source, feat_cache, feat_idx, first_chunk, zero_rep, channels_last_convs)
@@ -1325,6 +1320,12 @@ def up_block(
 
 def walkable_up_block(block: nn.Module) -> bool:
     return walkable(block, WanUpBlock) or walkable(block, WanResidualUpBlock)
+
+
+def _shortcut_source(block: nn.Module, x: torch.Tensor) -> torch.Tensor | None:
+    """What a walkable up block keeps of its input x for up_block_tail: a residual up block's DupUp3D shortcut
+    reads x (stock clones it; nothing in the block writes to it in place), a plain up block keeps nothing."""
+    return x if type(block) is WanResidualUpBlock else None
 
 
 def up_block_tail(
@@ -1388,8 +1389,7 @@ def _latent_stage(
         decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=several
     )
     x = source
-    if type(decoder.up_blocks[0]) is WanUpBlock:  # no shortcut: its input need not outlive the first block
-        source = None
+    source = _shortcut_source(decoder.up_blocks[0], x)
     for resnet in decoder.up_blocks[0].resnets:
         x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
     return x, source, feat_idx[0]
@@ -1539,11 +1539,9 @@ class OmniWanDecoder(WanDecoder3d):
             )
             # Popped in frame order, so that each frame's stage output and up block input go with its later
             # stages instead of staying alive through the rest of the group.
-            stage_outputs.reverse()
-            sources.reverse()
             while stage_outputs:
                 outputs.append(self._decode_after_latent_stage(
-                    stage_outputs.pop(), sources.pop(), feat_cache, [next_slot], channels_last
+                    stage_outputs.pop(0), sources.pop(0), feat_cache, [next_slot], channels_last
                 ))
         return torch.cat(outputs, 2)
 
