@@ -20,21 +20,27 @@ IMPLS = [("cpu", "reference")] + ([(KERNEL_DEVICE, "triton")] if HAS_KERNELS els
 
 @pytest.fixture(autouse=True)
 def batched_latent_stage(monkeypatch):
+    """The batched loop on the CPU too (by default CUDA only), where its wiring and check are tested; tiny configs'
+    stages are below LATENT_STAGE_MIN_ELEMENTS, which the tests lower unless they test it."""
     monkeypatch.setattr(decoder_module, "BATCHED_LATENT_STAGE", True)
     monkeypatch.setattr(decoder_module, "_latent_stage_verdicts", {})
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu", "cuda"}))
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_MIN_ELEMENTS", 0)
 
 
 class StageCalls:
-    """Counts _latent_stage's calls by frames per call; with ``nudge``, a several-frame call's output is changed
-    by one step of its dtype in one element (a stage whose kernels round otherwise for several frames)."""
+    """Counts _latent_stage's calls by frames per call (``frames``; ``up_blocks``: how far each ran); with ``nudge``,
+    a several-frame call's output is changed by one step of its dtype in one element (a stage whose kernels round
+    otherwise for several frames)."""
 
     def __init__(self, monkeypatch, nudge=False):
-        self.frames = []
+        self.frames, self.up_blocks = [], []
         stage = decoder_module._latent_stage
 
-        def counted(decoder, x, feat_cache, channels_last_convs):
+        def counted(decoder, x, feat_cache, channels_last_convs, up_blocks=1):
             self.frames.append(x.shape[2])
-            out, source, next_slot = stage(decoder, x, feat_cache, channels_last_convs)
+            self.up_blocks.append(up_blocks)
+            out, source, next_slot = stage(decoder, x, feat_cache, channels_last_convs, up_blocks)
             if nudge and x.shape[2] > 1:
                 out = out.clone()
                 out.view(-1)[0] = torch.nextafter(out.view(-1)[0], torch.tensor(float("inf"), dtype=out.dtype))
@@ -65,11 +71,14 @@ def test_a_stage_that_changes_bits_for_several_frames_is_refused(arch, monkeypat
     with caplog.at_level(logging.INFO, logger="torch_wanops.decoder"):
         assert_same_decode(stock, omni, z, "reference")
         assert_same_decode(stock, omni, z, "reference")
-    assert list(decoder_module._latent_stage_verdicts.values()) == [False]
+    # The stage through the second up block refused, then the one through the first.
+    assert list(decoder_module._latent_stage_verdicts.values()) == [False, False]
+    assert [key[2] for key in decoder_module._latent_stage_verdicts] == [
+        tuple(type(block).__name__ for block in omni.decoder.up_blocks[:blocks]) for blocks in (2, 1)]
     assert "not bit-exact" in caplog.text
-    # Frame 0 is a stock chunk; the first group is checked (5 frames, then 5 one-frame calls), every later
-    # group runs frame by frame.
-    assert calls.frames == [5] + [1] * 5 + [1] * 5 + [1] * 10
+    # Frame 0 is a stock chunk; the first group checks the longer stage (5 frames, then 5 one-frame calls), the
+    # second the shorter one; the second decode runs frame by frame.
+    assert calls.frames == ([5] + [1] * 5) * 2 + [1] * 10
 
 
 def test_an_accepted_geometry_runs_the_stage_once_per_group(monkeypatch):
@@ -86,6 +95,78 @@ def test_an_accepted_geometry_runs_the_stage_once_per_group(monkeypatch):
     assert calls.frames == [5, 2]
     assert got.shape == expected.shape and got.stride() == expected.stride()
     torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+
+
+class ShorterStageOnly(dict):
+    """Verdicts: the stage through the second up block refused, the one through the first accepted."""
+
+    def get(self, key, default=None):
+        return len(key[2]) == 1
+
+
+def test_a_refused_longer_stage_falls_back_to_the_first_up_block(monkeypatch):
+    """Where the stage through the second up block is refused, each group still runs the one through the first in
+    one call, and its frames' later stages start at the first up block's upsampler (float64, as above)."""
+    stock, omni = (build_vae("wan2.2-tiny", dtype=torch.float64, vae_class=cls)
+                   for cls in (AutoencoderKLWan, torch_wanops.OmniAutoencoderKLWan))
+    monkeypatch.setattr(decoder_module, "_latent_stage_verdicts", ShorterStageOnly())
+    calls = StageCalls(monkeypatch)
+    z = latents("wan2.2-tiny", torch.float64, "cpu", frames=11)
+    assert decoder_module.stage_up_blocks(omni.decoder, z) == 2
+    with torch.no_grad(), torch_wanops.reference_kernels():
+        expected = stock.decode(z, return_dict=False)[0]
+        got = omni.decode(z, return_dict=False)[0]
+    assert calls.frames == [5, 5] and calls.up_blocks == [1, 1]
+    assert got.shape == expected.shape and got.stride() == expected.stride()
+    torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_the_stage_runs_through_the_second_up_block_where_its_held_tensors_fit(monkeypatch):
+    """stage_up_blocks: 2 for Wan2.2 bf16 at 480x832 (each held tensor 122 MiB), 1 at 720x1280, for Wan2.1's
+    384-channel second up block at 480x832 (183 MiB), in fp32, or with the switch off."""
+    decoders = {arch: build_vae(arch, vae_class=torch_wanops.OmniAutoencoderKLWan, device="meta").decoder
+                for arch in ("wan2.1", "wan2.2")}
+
+    def blocks(arch, height, width, dtype=torch.bfloat16):
+        return decoder_module.stage_up_blocks(decoders[arch], torch.empty(latent_shape(arch, height, width, 81),
+                                                                          dtype=dtype, device="meta"))
+
+    assert blocks("wan2.2", 480, 832) == 2 and blocks("wan2.2", 480, 832, torch.float16) == 2
+    assert blocks("wan2.2", 720, 1280) == 1 and blocks("wan2.2", 480, 832, torch.float32) == 1
+    assert blocks("wan2.1", 480, 832) == 1 and blocks("wan2.1", 240, 416) == 2
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", False)
+    assert blocks("wan2.2", 480, 832) == 1
+
+
+def test_a_stage_too_small_for_the_check_is_refused_unchecked(monkeypatch):
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_MIN_ELEMENTS", 1 << 20)
+    stock, omni = pair("wan2.1-tiny")
+    calls = StageCalls(monkeypatch)
+    assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=7), "reference")
+    assert list(decoder_module._latent_stage_verdicts.values()) == [False, False]
+    assert calls.frames == [1] * 6
+
+
+def test_norms_outside_the_fused_op_run_each_chunk_on_its_own(monkeypatch):
+    """With norm_frames, a norm the fused op does not take (the stock modules' path) normalizes each chunk of frames
+    on its own, a contiguous tensor, as stock's chunk loop does; the block's output is the same either way."""
+    _, omni = pair("wan2.2-tiny", torch.float64)
+    block = omni.decoder.up_blocks[1].resnets[0]
+    x = torch.randn(1, block.conv1.in_channels, 6, 5, 7, dtype=torch.float64)
+    normalized = []
+    stock_norm_act = decoder_module._stock_norm_act
+
+    def recording(norm, activation, chunk):
+        normalized.append((chunk.shape[2], chunk.is_contiguous()))
+        return stock_norm_act(norm, activation, chunk)
+
+    monkeypatch.setattr(decoder_module, "_stock_norm_act", recording)
+    with torch.no_grad():
+        fused = decoder_module.residual_block(block, x, [None] * 4, [0], False, 2)
+        monkeypatch.setattr(decoder_module, "_fuses_norm_act_conv", lambda *args: False)
+        unfused = decoder_module.residual_block(block, x, [None] * 4, [0], False, 2)
+    assert normalized == [(2, True)] * 6  # two norms, three chunks each, only where not fused
+    torch.testing.assert_close(unfused, fused, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -114,6 +195,7 @@ def test_each_frame_frees_its_stage_tensors_once_its_later_stages_ran(arch, monk
 def test_a_meta_decode_cannot_check_and_runs_one_frame_per_call(monkeypatch):
     """Meta tensors hold no values, so the check cannot find the one-frame bits: refused, one frame per call (what
     benchmarks/memory_estimate.py decodes unless it models CUDA's accepted groups)."""
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"meta"}))
     calls = StageCalls(monkeypatch)
     stock, omni = (build_vae("wan2.1-tiny", vae_class=cls).to("meta")
                    for cls in (AutoencoderKLWan, torch_wanops.OmniAutoencoderKLWan))
@@ -133,7 +215,8 @@ def collections_defaulting_to(value):
     return Verdicts()
 
 
-@pytest.mark.parametrize("case", ["switch-off", "one-frame", "tiling", "grad", "hooked-decoder", "compiled-forward"])
+@pytest.mark.parametrize("case", ["switch-off", "one-frame", "tiling", "grad", "hooked-decoder", "compiled-forward",
+                                  "cpu-by-default"])
 def test_stock_decode_where_the_stage_is_not_batched(case, monkeypatch):
     stock, omni = pair("wan2.1-tiny")
     calls = StageCalls(monkeypatch)
@@ -150,6 +233,9 @@ def test_stock_decode_where_the_stage_is_not_batched(case, monkeypatch):
         omni.decoder.register_forward_pre_hook(lambda module, args: None)
     elif case == "compiled-forward":
         monkeypatch.setitem(omni.decoder.__dict__, "forward", omni.decoder.forward)
+    elif case == "cpu-by-default":
+        monkeypatch.undo()  # the module's own LATENT_STAGE_DEVICES
+        calls = StageCalls(monkeypatch)
     assert_same_decode(stock, omni, z, "reference", grad_mode)
     assert calls.frames == []
 

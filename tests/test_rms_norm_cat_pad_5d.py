@@ -398,6 +398,83 @@ def test_special_values(device, impl, dtype):
     assert torch.equal(out.view(bits), expected.view(bits))
 
 
+@st.composite
+def chunked_cases(draw):
+    """x of several causal chunks: (batch, channels, frames per chunk, chunks, height, width), dtype, layout, a cache
+    or none, channels-last output, a conv bias or none, seed."""
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 40)), draw(st.integers(1, 3)), draw(st.integers(2, 3)),
+             draw(st.integers(1, 5)), draw(st.integers(1, 6)))
+    return (shape, draw(st.sampled_from(DTYPES)), draw(st.sampled_from(LAYOUTS)), draw(st.booleans()),
+            draw(st.booleans()), draw(st.booleans()), draw(st.integers(0, 2**16)))
+
+
+@op_impl_params
+@given(case=chunked_cases())
+@example(case=((1, 4, 2, 3, 3, 5), torch.bfloat16, "contiguous", True, True, True, 1))
+def test_norm_frames_normalizes_each_chunk_on_its_own(device, impl, case):
+    """norm_frames: each chunk of frames normalized as the stock modules normalize it alone (a contiguous chunk,
+    its conv bias added first), then padded with the cache as one conv input."""
+    (batch, channels, chunk_frames, chunks, height, width), dtype, layout, with_cache, channels_last, with_bias, seed \
+        = case
+    frames = chunk_frames * chunks
+    x = make_layout(random_tensor((batch, channels, frames, height, width), dtype, device, seed) * 3, layout)
+    cache = random_tensor((batch, channels, 2, height, width), dtype, device, seed + 1) if with_cache else None
+    bias = random_tensor((channels,), dtype, device, seed + 2) if with_bias else None
+    norm = stock_norm(channels, dtype, device, seed + 3)
+    padding = (1, 1, 1, 1, 2, 0)
+    with torch.no_grad():
+        normalized = torch.cat([
+            nn.SiLU()(norm(x[:, :, t:t + chunk_frames].contiguous() if bias is None else
+                           stock_conv_output(x[:, :, t:t + chunk_frames], bias)))
+            for t in range(0, frames, chunk_frames)
+        ], 2)
+        out, next_cache = run_impl(impl, rms_norm_cat_pad_5d, x, norm.gamma, norm.scale, True, cache, padding, 2,
+                                   channels_last, bias, False, chunk_frames)
+    check_outputs(out, next_cache, normalized, x, cache, padding, 2, channels_last, stock_layout=False)
+
+
+@given(case=chunked_cases())
+def test_channel_norm_of_chunks_is_each_chunks_own(case):
+    """_channel_norm(x, norm_frames): the norm of each contiguous chunk on its own, concatenated (CPU: through
+    each chunk's fp32 copy; CUDA's frame slices are measured in test_channel_norm_of_frame_slices_on_cuda)."""
+    (batch, channels, chunk_frames, chunks, height, width), dtype, layout, _, _, _, seed = case
+    x = make_layout(random_tensor((batch, channels, chunk_frames * chunks, height, width), dtype, "cpu", seed) * 3,
+                    layout)
+    expected = torch.cat([_channel_norm(x[:, :, t:t + chunk_frames].contiguous())
+                          for t in range(0, x.shape[2], chunk_frames)], 2)
+    assert torch.equal(_channel_norm(x, chunk_frames), expected)
+    assert torch.equal(_channel_norm(x, x.shape[2]), _channel_norm(x)) and torch.equal(_channel_norm(x, 0), _channel_norm(x))
+
+
+def test_frame_slices_are_told_apart_from_other_layouts():
+    video = torch.randn(2, 8, 10, 6, 8).to(torch.bfloat16)
+    assert rms_module._is_frame_slice(video) and rms_module._is_frame_slice(video[:, :, 2:4])
+    assert rms_module._is_frame_slice(video[:, :, 1:3])  # starts 96 bytes in: 16-byte aligned
+    assert not rms_module._is_frame_slice(video[:, :, :, 1:5])  # rows cropped
+    assert not rms_module._is_frame_slice(video[:, :4])  # channels cropped: batches further apart than C planes
+    assert not rms_module._is_frame_slice(video.contiguous(memory_format=torch.channels_last_3d)[:, :, 2:4])
+    assert not rms_module._is_frame_slice(video.permute(0, 2, 1, 3, 4).contiguous().permute(0, 2, 1, 3, 4))
+    odd = torch.randn(1, 4, 6, 3, 5).to(torch.bfloat16)  # 15-element frames: slices start unaligned
+    assert not rms_module._is_frame_slice(odd[:, :, 1:3]) and rms_module._is_frame_slice(odd[:, :, 0:2])
+
+
+@cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("chunk_frames", [1, 2])
+@pytest.mark.parametrize("shape", REAL_SHAPES + [(1024, 10, 60, 104, 2, (1, 1, 1, 1, 2, 0))], ids=str)
+def test_channel_norm_of_frame_slices_on_cuda(dtype, chunk_frames, shape):
+    """The measured fact norm_frames' fast path rests on: ATen's channel norm of a frame slice of a contiguous
+    16-bit x, upcast inside the reduction, has the bits of the norm of that chunk's own fp32 copy (as stock's
+    chunk loop reduces it), where the norm of all frames at once can differ (1024 channels at 10 frames)."""
+    channels, frames, height, width = shape[:4]
+    frames = max(frames, 2) * chunk_frames
+    x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
+    chunks = [x[:, :, t:t + chunk_frames] for t in range(0, frames, chunk_frames)]
+    expected = torch.cat([torch.linalg.vector_norm(c.contiguous().float(), dim=1, keepdim=True) for c in chunks], 2)
+    assert all(rms_module._upcast_in_reduction_exact(c) for c in chunks) == (height * width % 8 == 0)
+    assert torch.equal(_channel_norm(x, chunk_frames), expected)
+
+
 @pytest.mark.parametrize("requires_grad", [False, True])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])
 def test_opcheck(requires_grad, layout):
@@ -412,6 +489,8 @@ def test_opcheck(requires_grad, layout):
             (x, gamma, 3.0, False, None, [0, 0, 1, 1, 2, 0], 0, True),
             (x, gamma, 0.5, True, cache, [1, 1, 0, 0, 3, 0], 3, False),
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False, None, False, 1),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias, False, 1),
         ):
             torch.library.opcheck(torch.ops.wanops.rms_norm_cat_pad_5d.default, args)
 
@@ -456,10 +535,11 @@ def test_compile_fullgraph_matches_eager(dynamic):
 
 def _call(x, gamma, cache, **overrides):
     args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False, bias=None,
-                tf32_out=False)
+                tf32_out=False, norm_frames=0)
     args.update(overrides)
     return rms_norm_cat_pad_5d(x, gamma, args["scale"], args["silu"], cache, args["padding"],
-                               args["keep_cache_frames"], args["channels_last"], args["bias"], args["tf32_out"])
+                               args["keep_cache_frames"], args["channels_last"], args["bias"], args["tf32_out"],
+                               args["norm_frames"])
 
 
 INVALID = [
@@ -480,6 +560,11 @@ INVALID = [
     (lambda x, g, c: _call(x, g, c, bias=2.0), TypeError, "bias must be a torch.Tensor or None"),
     (lambda x, g, c: _call(x, g, c, bias=g[:2].flatten()), ValueError, "bias must have one entry per channel"),
     (lambda x, g, c: _call(x, g, c, bias=g.flatten().double()), TypeError, "bias must have the dtype of x"),
+    (lambda x, g, c: _call(x, g, c, norm_frames=1.0), TypeError, "norm_frames must be an int"),
+    (lambda x, g, c: _call(x, g, c, norm_frames=True), TypeError, "norm_frames must be an int"),
+    (lambda x, g, c: _call(x, g, c, norm_frames=-1), ValueError, "norm_frames must be 0 or a positive divisor"),
+    (lambda x, g, c: _call(torch.cat([x] * 3, 2), g, c, norm_frames=2), ValueError,
+     "norm_frames must be 0 or a positive divisor of x's 3 frames, got 2"),
 ]
 
 

@@ -53,6 +53,7 @@ ATEN_WEIGHT_COPIES_VARIANT = "wanops-eager-aten-weight-copies"
 TF32_ROUNDING_IN_CONV_VARIANT = "wanops-eager-tf32-rounding-in-conv"
 SEPARATE_SHORTCUT_BIASES_VARIANT = "wanops-eager-separate-shortcut-biases"
 UNBATCHED_LATENT_STAGE_VARIANT = "wanops-eager-unbatched-latent-stage"
+STAGE_TO_FIRST_UP_BLOCK_VARIANT = "wanops-eager-stage-to-first-up-block"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -69,6 +70,7 @@ LEVER_SWITCHES = {
     TF32_ROUNDING_IN_CONV_VARIANT: ("torch_wanops.decoder", "TF32_GRID_CONV_INPUTS", False),
     SEPARATE_SHORTCUT_BIASES_VARIANT: ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
     UNBATCHED_LATENT_STAGE_VARIANT: ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", False),
+    STAGE_TO_FIRST_UP_BLOCK_VARIANT: ("torch_wanops.decoder", "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

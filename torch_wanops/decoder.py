@@ -66,6 +66,7 @@ from torch_wanops.ops import (
 from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
+from torch_wanops.ops.rms_norm_cat_pad_5d import frame_chunks
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
@@ -1015,6 +1016,7 @@ def norm_act_conv(
     channels_last_convs: bool = False,
     residual: torch.Tensor | None = None,
     raw_output: bool = False,
+    norm_frames: int = 0,
 ) -> torch.Tensor | RawConvOutput:
     """``conv(dropout(activation(norm(x)))) [+ residual]`` with its cache step; norm, SiLU and padding in one op.
 
@@ -1025,7 +1027,8 @@ def norm_act_conv(
     computes in, without its two transposes (see OmniWanDecoder.channels_last_convs).
     With ``raw_output`` such a conv's output is handed on raw (RawConvOutput), and a raw
     x is normalized with its bias added in the fused norm where the conv also takes the
-    lever (RAW_CONV_OUTPUT_NORMS), or gets its bias added first otherwise.
+    lever (RAW_CONV_OUTPUT_NORMS), or gets its bias added first otherwise. With ``norm_frames`` x is several
+    causal chunks of so many frames, each normalized on its own as stock's chunk loop normalizes it.
     """
     bias = None
     if isinstance(x, RawConvOutput):
@@ -1044,7 +1047,9 @@ def norm_act_conv(
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
         and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
-        x = _stock_norm_act(norm, activation, x)
+        chunks = [_stock_norm_act(norm, activation, chunk) for chunk in frame_chunks(x, norm_frames)]
+        x = chunks[0] if len(chunks) == 1 else torch.cat(chunks, 2)
+        del chunks
         if dropout is not None:
             x = dropout(x)
         return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
@@ -1057,7 +1062,8 @@ def norm_act_conv(
     conv_input = [
         _padded_conv_input(
             lambda cached, keep, x=x: rms_norm_cat_pad_5d(
-                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last, bias, tf32_grid_input
+                x, norm.gamma, norm.scale, True, cached, conv._padding, keep, channels_last, bias, tf32_grid_input,
+                norm_frames,
             ),
             feat_cache,
             feat_idx,
@@ -1124,8 +1130,14 @@ def _pointwise_conv(conv: nn.Module, x: torch.Tensor, raw: bool = False) -> torc
 
 
 def residual_block(
-    block: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+    block: nn.Module,
+    x: torch.Tensor,
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+    channels_last_convs: bool = False,
+    norm_frames: int = 0,
 ) -> torch.Tensor:
+    """A residual block on x; ``norm_frames``: x is several causal chunks of so many frames (norm_act_conv)."""
     if not walkable(block, WanResidualBlock):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     raw_shortcut = FUSED_SHORTCUT_BIASES and FUSED_RESIDUAL_ADDS and _lever_conv(block.conv2, x, channels_last_convs)
@@ -1136,8 +1148,8 @@ def residual_block(
     return norm_act_conv(
         block.norm2, block.nonlinearity, block.dropout, block.conv2,
         norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs,
-                      raw_output=RAW_CONV_OUTPUT_NORMS),
-        feat_cache, feat_idx, channels_last_convs, residual=shortcut,
+                      raw_output=RAW_CONV_OUTPUT_NORMS, norm_frames=norm_frames),
+        feat_cache, feat_idx, channels_last_convs, residual=shortcut, norm_frames=norm_frames,
     )
 
 
@@ -1365,49 +1377,92 @@ def up_block_tail(
 # 480x832x81 1.036 -> 1.017 s and Wan2.1 0.820 -> 0.803 s side by side (gpu-logs/session31 A).
 BATCHED_LATENT_STAGE = True
 LATENT_STAGE_FRAMES = 5
+# The stage carried on through the first up block's upsampler and the second up block's residual blocks (two
+# frames per latent frame there), each norm reduced per chunk of frames (rms_norm_cat_pad_5d's norm_frames:
+# ATen's 1024-channel norm of 10 frames at 60x104 adds in another order than of 2, gpu-logs/session32 A), where
+# each tensor the group then holds through its frames' later stages (the output, a residual up block's input)
+# is at most STAGE_HELD_BYTES: the held frames add to the decode's memory peak. Wan2.2 bf16 at 480x832 (122 MiB
+# each) takes it; at 720x1280, and Wan2.1 (its 384 channels at 120x208), the stage ends at the first up block.
+LATENT_STAGE_THROUGH_SECOND_UP_BLOCK = True
+STAGE_HELD_BYTES = 128 << 20
+# The check compares values, which proves the same order only where the compared tensors are large: on the CPU a
+# tiny config's bf16 stage (a few thousand outputs of few-term sums) matched one frame per call on its first group
+# and not on a later one. Stages whose first conv outputs fewer elements per group are not batched, and only CUDA
+# batches (where it was measured); the CPU, valid but unsupported, runs stock's frame loop.
+LATENT_STAGE_MIN_ELEMENTS = 1 << 20
+LATENT_STAGE_DEVICES = frozenset({"cuda"})
 
 _latent_stage_verdicts: dict[tuple, bool] = {}
 _latent_stage_check = threading.Lock()
 
 
+def stage_up_blocks(decoder: nn.Module, x: torch.Tensor) -> int:
+    """How many up blocks' residual blocks the batched stage of latent chunk x (B, C, T, H, W) runs: 2 (the first
+    up block whole, the second's residual blocks) where LATENT_STAGE_THROUGH_SECOND_UP_BLOCK allows it and each
+    tensor a group holds stays within STAGE_HELD_BYTES, else 1."""
+    blocks = decoder.up_blocks
+    if not (LATENT_STAGE_THROUGH_SECOND_UP_BLOCK and len(blocks) > 2 and walkable_up_block(blocks[1])
+            and walkable(blocks[1].resnets[-1], WanResidualBlock)):
+        return 1
+    upsampler = blocks[0].upsamplers[0] if type(blocks[0]) is WanUpBlock and blocks[0].upsamplers else getattr(
+        blocks[0], "upsampler", None)
+    if not walkable(upsampler, WanResample) or upsampler.mode != "upsample3d":
+        return 1
+    batch, _, _, height, width = x.shape
+    frames = LATENT_STAGE_FRAMES * 2
+    held = batch * blocks[1].resnets[-1].conv2.out_channels * frames * 4 * height * width * x.element_size()
+    return 2 if held <= STAGE_HELD_BYTES else 1
+
+
 def _latent_stage(
-    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool, up_blocks: int = 1
 ) -> tuple[torch.Tensor, torch.Tensor | None, int]:
-    """conv_in, the mid block and the first up block's residual blocks on the chunk x, with the cache slots
-    the stock walk gives them (from 0): (their output, the up block's input where its DupUp3D shortcut reads it,
-    else None, the next cache slot).
+    """conv_in, the mid block and the residual blocks of the first ``up_blocks`` up blocks (the upsamplers and
+    shortcuts between them included) on the later chunk x, with the cache slots the stock walk gives them (from
+    0): (their output, the last such up block's input where its DupUp3D shortcut reads it, else None, the next
+    cache slot).
 
     A chunk of several frames hands the attention's output on contiguous, as a one-frame chunk's is on CUDA:
     its own is frame-major, and the next residual block then took another path and left the one-frame bits
     (H200, session 30 E: every step fed the same contiguous input kept them). A one-frame chunk is stock's."""
     feat_idx = [0]
     several = x.shape[2] > 1
+    latent_frames = x.shape[2]
     # conv_in's output goes to the mid block as a temporary (decode_chunk's one-slot list): a local would keep
     # it alive through the mid block.
     stage = [causal_conv(decoder.conv_in, x, feat_cache, feat_idx)]
-    source = mid_block(
+    x = mid_block(
         decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=several
     )
-    x = source
-    source = _shortcut_source(decoder.up_blocks[0], x)
-    for resnet in decoder.up_blocks[0].resnets:
-        x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
+    source = None
+    for index, block in enumerate(decoder.up_blocks[:up_blocks]):
+        if index:
+            x = up_block_tail(decoder.up_blocks[index - 1], x, source, feat_cache, feat_idx, False, False,
+                              channels_last_convs)
+        source = _shortcut_source(block, x)
+        # Past the first up block each norm is reduced per latent frame's chunk; at the latent resolution the norms
+        # of the whole group kept the one-frame bits (the check below), and one reduction per call is cheaper.
+        norm_frames = x.shape[2] // latent_frames if index else 0
+        for resnet in block.resnets:
+            x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs, norm_frames)
     return x, source, feat_idx[0]
 
 
 def _frames(x: torch.Tensor | None, count: int) -> list[torch.Tensor | None]:
-    """x's ``count`` frames as one-frame chunks, each contiguous as a one-frame chunk's stage output is (x None:
-    ``count`` Nones)."""
-    return [None if x is None else x[:, :, t:t + 1].contiguous() for t in range(count)]
+    """x cut into ``count`` chunks of equal frames, each contiguous as a one-latent-frame chunk's stage output is
+    (x None: ``count`` Nones)."""
+    if x is None:
+        return [None] * count
+    return frame_chunks(x, x.shape[2] // count)
 
 
 def _latent_stage_by_frame(
-    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool, up_blocks: int
 ) -> tuple[list[torch.Tensor], list[torch.Tensor | None], int]:
     """The stage on each frame of x in turn, as stock's chunk loop runs it: (outputs, up block inputs, next slot)."""
     outputs, sources, next_slot = [], [], 0
     for t in range(x.shape[2]):
-        out, source, next_slot = _latent_stage(decoder, x[:, :, t:t + 1], feat_cache, channels_last_convs)
+        out, source, next_slot = _latent_stage(decoder, x[:, :, t:t + 1], feat_cache, channels_last_convs, up_blocks)
         outputs.append(out)
         sources.append(source)
     return outputs, sources, next_slot
@@ -1423,40 +1478,69 @@ def _same_bits_and_strides(a: object, b: object) -> bool:
     return a.stride() == b.stride() and torch.equal(a, b)
 
 
-def _latent_stage_frames(
-    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool
-) -> tuple[list[torch.Tensor], list[torch.Tensor | None], int]:
-    """The stage on the frames of x, in one chunk where its check found that to give the one-frame chunks'
-    outputs, up block inputs and caches (bits and strides), frame by frame otherwise and while it cannot check.
+class StageFrames(NamedTuple):
+    """A group's stage results, one entry per latent frame, and where its later stages start."""
 
-    The check runs both on the first chunk of each geometry and hands on the frame-by-frame results.
-    """
-    if x.shape[2] == 1:
-        return _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
-    up_block_type = type(decoder.up_blocks[0]).__name__
+    outputs: list[torch.Tensor]
+    sources: list[torch.Tensor | None]  # the input of the last up block run, where its DupUp3D shortcut reads it
+    next_slot: int
+    up_blocks: int  # up blocks whose residual blocks the stage ran
+
+
+def _latent_stage_verdict(decoder: nn.Module, x: torch.Tensor, channels_last_convs: bool,
+                          up_blocks: int) -> tuple[tuple, bool | None]:
+    """The check's key for the stage of chunk x through ``up_blocks`` up blocks and its verdict so far (None:
+    unchecked); a stage too small for the check to tell orders apart is refused unchecked."""
+    block_types = tuple(type(block).__name__ for block in decoder.up_blocks[:up_blocks])
     key = (_conv_geometry(decoder.conv_in, tuple(x.shape), x.dtype, x.device),
-           tuple(decoder.mid_block.resnets[0].conv1.weight.shape), up_block_type, channels_last_convs)
+           tuple(decoder.mid_block.resnets[0].conv1.weight.shape), block_types, channels_last_convs)
     verdict = _latent_stage_verdicts.get(key)
-    if verdict is None and _can_check_now(x):
-        with _latent_stage_check:
-            verdict = _latent_stage_verdicts.get(key)
+    if verdict is None and decoder.conv_in.out_channels * x[0, 0].numel() < LATENT_STAGE_MIN_ELEMENTS:
+        verdict = _latent_stage_verdicts[key] = False
+    return key, verdict
+
+
+def _latent_stage_frames(
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool, up_blocks: int = 1
+) -> StageFrames:
+    """The stage on the frames of x, in one chunk where its check found that to give the one-frame chunks' outputs,
+    up block inputs and caches (bits and strides), frame by frame otherwise and while it cannot check.
+
+    The stage runs through ``up_blocks`` up blocks, or fewer where the check refused the longer stage (on the
+    H200 Wan2.1's at 240x416 differs in the second up block while the shorter one keeps the bits, gpu-logs/session32
+    C). The check runs both on the first chunk of each geometry and hands on the frame-by-frame results.
+    """
+    if x.shape[2] > 1:
+        for blocks in range(up_blocks, 0, -1):
+            key, verdict = _latent_stage_verdict(decoder, x, channels_last_convs, blocks)
+            if verdict is None and _can_check_now(x):
+                with _latent_stage_check:
+                    if _latent_stage_verdicts.get(key) is None:
+                        return _checked_latent_stage(decoder, x, feat_cache, channels_last_convs, blocks, key)
+                    verdict = _latent_stage_verdicts[key]
+            if verdict:
+                out, source, next_slot = _latent_stage(decoder, x, feat_cache, channels_last_convs, blocks)
+                return StageFrames(_frames(out, x.shape[2]), _frames(source, x.shape[2]), next_slot, blocks)
             if verdict is None:
-                batched_cache = list(feat_cache)
-                out, source, _ = _latent_stage(decoder, x, batched_cache, channels_last_convs)
-                batched = _frames(out, x.shape[2]) + _frames(source, x.shape[2])
-                del out, source
-                outputs, sources, next_slot = _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
-                verdict = all(map(_same_bits_and_strides, batched + batched_cache[:next_slot],
-                                  outputs + sources + feat_cache[:next_slot]))
-                _latent_stage_verdicts[key] = verdict
-                if not verdict:
-                    logger.info("latent stage of %d frames per call not bit-exact for %s: one frame per call", x.shape[2],
-                                key)
-                return outputs, sources, next_slot
+                break  # unchecked, and cannot check now
+    return StageFrames(*_latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs, up_blocks), up_blocks)
+
+
+def _checked_latent_stage(
+    decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool, up_blocks: int, key: tuple
+) -> StageFrames:
+    """The check: the stage on x both ways, the verdict recorded under ``key``, the frame-by-frame results handed on."""
+    batched_cache = list(feat_cache)
+    out, source, _ = _latent_stage(decoder, x, batched_cache, channels_last_convs, up_blocks)
+    batched = _frames(out, x.shape[2]) + _frames(source, x.shape[2])
+    del out, source
+    outputs, sources, next_slot = _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs, up_blocks)
+    verdict = all(map(_same_bits_and_strides, batched + batched_cache[:next_slot],
+                      outputs + sources + feat_cache[:next_slot]))
+    _latent_stage_verdicts[key] = verdict
     if not verdict:
-        return _latent_stage_by_frame(decoder, x, feat_cache, channels_last_convs)
-    out, source, next_slot = _latent_stage(decoder, x, feat_cache, channels_last_convs)
-    return _frames(out, x.shape[2]), _frames(source, x.shape[2]), next_slot
+        logger.info("latent stage of %d frames per call not bit-exact for %s: one frame per call", x.shape[2], key)
+    return StageFrames(outputs, sources, next_slot, up_blocks)
 
 
 def batches_latent_stage(decoder: nn.Module) -> bool:
@@ -1532,26 +1616,38 @@ class OmniWanDecoder(WanDecoder3d):
         (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
         where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty."""
         channels_last = self.channels_last_convs and not is_channels_last(x)
+        up_blocks = stage_up_blocks(self, x)
         outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
         for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
-            stage_outputs, sources, next_slot = _latent_stage_frames(
-                self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last
+            stage = _latent_stage_frames(
+                self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last, up_blocks
             )
             # Popped in frame order, so that each frame's stage output and up block input go with its later
             # stages instead of staying alive through the rest of the group.
-            while stage_outputs:
+            while stage.outputs:
                 outputs.append(self._decode_after_latent_stage(
-                    stage_outputs.pop(0), sources.pop(0), feat_cache, [next_slot], channels_last
+                    stage.outputs.pop(0), stage.sources.pop(0), feat_cache, [stage.next_slot], channels_last,
+                    stage.up_blocks,
                 ))
+            del stage
         return torch.cat(outputs, 2)
 
     def _decode_after_latent_stage(
-        self, x: torch.Tensor, source: torch.Tensor | None, feat_cache: list[Any], feat_idx: list[int], channels_last: bool
+        self,
+        x: torch.Tensor,
+        source: torch.Tensor | None,
+        feat_cache: list[Any],
+        feat_idx: list[int],
+        channels_last: bool,
+        up_blocks: int = 1,
     ) -> torch.Tensor:
-        """A later chunk (not the first) from its latent stage output ``x`` and the first up block's input ``source``."""
-        stage = [up_block_tail(self.up_blocks[0], x, source, feat_cache, feat_idx, False, False, channels_last)]
+        """A later chunk (not the first) from its stage output ``x`` (through ``up_blocks`` up blocks' residual
+        blocks) and the input ``source`` of the last of them."""
+        last = self.up_blocks[up_blocks - 1]
+        stage = [up_block_tail(last, x, source, feat_cache, feat_idx, False, False, channels_last)]
         del x, source
-        return self._up_blocks_and_head(stage, self.up_blocks[1:], feat_cache, feat_idx, False, False, channels_last)
+        return self._up_blocks_and_head(stage, self.up_blocks[up_blocks:], feat_cache, feat_idx, False, False,
+                                        channels_last)
 
 
 class OmniAutoencoderKLWan(AutoencoderKLWan):
@@ -1572,8 +1668,9 @@ def decode_batching_latent_stage(
 ) -> DecoderOutput | tuple[torch.Tensor]:
     """``AutoencoderKLWan._decode`` (diffusers 0.42) with the frame loop of OmniWanDecoder.decode_latents, which
     runs the latent stage on several frames per call where that is exact; stock's own ``_decode`` (tiling, a
-    decoder it cannot walk, one frame, autograd) where batches_latent_stage says no."""
-    if vae.use_tiling or z.shape[2] < 2 or not batches_latent_stage(vae.decoder):
+    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES) where batches_latent_stage says no."""
+    if vae.use_tiling or z.shape[2] < 2 or z.device.type not in LATENT_STAGE_DEVICES or not batches_latent_stage(
+            vae.decoder):
         return AutoencoderKLWan._decode(vae, z, return_dict=return_dict)
     vae.clear_cache()
     out = vae.decoder.decode_latents(vae.post_quant_conv(z), vae._feat_map)

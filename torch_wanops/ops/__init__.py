@@ -51,6 +51,7 @@ def rms_norm_cat_pad_5d(
     channels_last: bool = False,
     bias: torch.Tensor | None = None,
     tf32_out: bool = False,
+    norm_frames: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``cat_pad_5d(silu(WanRMS_norm(x + bias)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
 
@@ -62,13 +63,15 @@ def rms_norm_cat_pad_5d(
     ``channels_last`` or when x and the cache are both channels-last, contiguous otherwise.
     With ``tf32_out`` the first output (the conv input) of an fp32 x is rounded to the nearest
     TF32 value, ties to even (16-bit values are on that grid already); the next cache is not.
+    With ``norm_frames`` (a divisor of x's frame count) x is several causal chunks of that many frames,
+    each normalized on its own, as stock normalizes one chunk at a time (0: one chunk).
     """
     if not torch.compiler.is_compiling():
         check_rms_norm_cat_pad_5d_types(
-            x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+            x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
         )
     return torch.ops.wanops.rms_norm_cat_pad_5d(
-        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias, tf32_out
+        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
 
 

@@ -20,6 +20,12 @@ even, as cuDNN's TF32 convs round their input (so a conv of it gives the bits it
 unrounded one); the next chunk's cache keeps stock's values. 16-bit values are on that grid
 already. Autograd treats the rounding as the identity, as a TF32 conv's backward does.
 
+With ``norm_frames`` (> 0, dividing x's frame count) x is several causal chunks of that many frames,
+each normalized as stock normalizes a chunk on its own: its channel norm is reduced over the chunk's frames
+alone, as a contiguous tensor of them. ATen's reduction order depends on the number of columns it reduces
+(on the H200, 1024 channels at 10 frames of 60x104 add in another order than at 2: gpu-logs/session32), so a
+decoder that runs several chunks per call keeps their bits this way. 0 (the default) is one chunk.
+
 Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
 x and the cache are both channels-last, contiguous otherwise. That is what the
 stock expression gives for canonically laid-out contiguous or channels-last inputs.
@@ -41,6 +47,7 @@ from torch_wanops.ops._common import (
     require,
     require_channel_bias,
     require_same_placement,
+    require_int,
     require_tensor,
     rounded_to_tf32,
 )
@@ -64,9 +71,11 @@ INTERPRETABLE = False
 def check_rms_norm_cat_pad_5d_types(
     x: object, gamma: object, scale: object, silu: object, cache: object, padding: object,
     keep_cache_frames: object, channels_last: object, bias: object = None, tf32_out: object = False,
+    norm_frames: object = 0,
 ) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
+    require_int(norm_frames, "norm_frames")
     require_tensor(gamma, "gamma", ndim=4)
     require_tensor(bias, "bias", ndim=1, optional=True)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
@@ -79,11 +88,11 @@ def check_rms_norm_cat_pad_5d_types(
 def check_rms_norm_cat_pad_5d_args(
     x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool, cache: torch.Tensor | None,
     padding: Sequence[int], keep_cache_frames: int, channels_last: bool, bias: torch.Tensor | None = None,
-    tf32_out: bool = False,
+    tf32_out: bool = False, norm_frames: int = 0,
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
     check_rms_norm_cat_pad_5d_types(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
     check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
     require_same_placement(x, "x", gamma, "gamma")
@@ -95,6 +104,11 @@ def check_rms_norm_cat_pad_5d_args(
     )
     if bias is not None:
         require_channel_bias(x, bias)
+    require(
+        norm_frames == 0 or (norm_frames > 0 and x.shape[2] % norm_frames == 0),
+        ValueError,
+        lambda: f"norm_frames must be 0 or a positive divisor of x's {x.shape[2]} frames, got {norm_frames}",
+    )
 
 
 def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool) -> torch.Tensor:
@@ -122,15 +136,24 @@ def _with_bias(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return x if bias is None else (x + bias.view(1, -1, 1, 1, 1)).contiguous()
 
 
-def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None):
-    normalized = rms_norm_silu_reference(_with_bias(x, bias), gamma, scale, silu)
+def frame_chunks(x: torch.Tensor, norm_frames: int) -> list[torch.Tensor]:
+    """x's chunks of ``norm_frames`` frames, each contiguous as a chunk of its own is; [x] for 0 or all frames."""
+    if not 0 < norm_frames < x.shape[2]:
+        return [x]
+    return [x[:, :, t:t + norm_frames].contiguous() for t in range(0, x.shape[2], norm_frames)]
+
+
+def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None, norm_frames=0):
+    chunks = [rms_norm_silu_reference(_with_bias(chunk, bias), gamma, scale, silu)
+              for chunk in frame_chunks(x, norm_frames)]
+    normalized = chunks[0] if len(chunks) == 1 else torch.cat(chunks, 2)
     return cat_pad_5d_outputs_reference(normalized, cache, padding, keep_cache_frames)
 
 
 def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias=None,
-                                  tf32_out=False):
+                                  tf32_out=False, norm_frames=0):
     """The op's outputs from the stock ops, in the op's layout."""
-    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias)
+    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias, norm_frames)
     strides = _out_strides(x, cache, padding, channels_last)
     if out.stride() != strides:
         out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
@@ -178,17 +201,38 @@ def _cuda_silu_table(x: torch.Tensor, silu: bool) -> torch.Tensor | None:
     return silu_table(x.device, x.dtype)
 
 
+def _is_frame_slice(x: torch.Tensor) -> bool:
+    """Laid out as ``x[:, :, a:b]`` of a contiguous tensor, starting 16-byte aligned: each channel's frames,
+    rows and columns dense, the channels further apart than the frames span."""
+    _, channels, frames, height, width = x.shape
+    plane = height * width
+    return (
+        x.stride()[2:] == (plane, width, 1)
+        and x.stride(1) % plane == 0
+        and x.stride(1) >= frames * plane
+        and x.stride(0) == channels * x.stride(1)
+        and x.storage_offset() * x.element_size() % 16 == 0
+    )
+
+
 def _upcast_in_reduction_exact(x: torch.Tensor) -> bool:
     """Layouts where reducing x with ``dtype=float32`` was measured bit-identical to reducing
     ``x.float()`` on the H200 (``benchmarks/probe_exactness.py``, the decoder's sizes): 16-bit x
-    on CUDA, contiguous or frame-major ((B, T, C, H, W) in memory, as the upsamplers leave it)."""
+    on CUDA, contiguous or frame-major ((B, T, C, H, W) in memory, as the upsamplers leave it), or a
+    frame slice of a contiguous tensor (a chunk of ``norm_frames``; gpu-logs/session32)."""
     if x.dtype == torch.float32 or not x.is_cuda:
         return False
-    return x.is_contiguous() or is_frame_major(x)
+    return x.is_contiguous() or is_frame_major(x) or _is_frame_slice(x)
 
 
-def _channel_norm(x: torch.Tensor) -> torch.Tensor:
-    """``F.normalize``'s fp32 channel norm of x, bit for bit, as a (B, 1, T, H, W) tensor."""
+def _channel_norm(x: torch.Tensor, norm_frames: int = 0) -> torch.Tensor:
+    """``F.normalize``'s fp32 channel norm of x, bit for bit, as a (B, 1, T, H, W) tensor; with ``norm_frames``
+    that of each chunk of so many frames on its own (see the module docstring)."""
+    if 0 < norm_frames < x.shape[2]:
+        # A chunk of its own is contiguous. A slice reduces otherwise in general (on the CPU, and fp32, whose
+        # x.float() is x itself), so it is copied unless measured to reduce as its copy does.
+        chunks = (x[:, :, t:t + norm_frames] for t in range(0, x.shape[2], norm_frames))
+        return torch.cat([_channel_norm(c if _upcast_in_reduction_exact(c) else c.contiguous()) for c in chunks], 2)
     if _upcast_in_reduction_exact(x):
         # The bits of reducing x.float() without writing and reading the fp32 copy.
         return torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32)
@@ -247,14 +291,18 @@ _kernel_norm_verdicts: dict[tuple, bool] = {}
 _kernel_norm_check = threading.Lock()
 
 
-def kernel_norm_is_atens(x: torch.Tensor) -> bool:
-    """Whether channel norms of x's geometry may come from ``channel_norm_kernel`` (CUDA).
+def kernel_norm_is_atens(x: torch.Tensor, norm_frames: int = 0) -> bool:
+    """Whether channel norms of x's geometry (of its chunks of ``norm_frames`` frames) may come from
+    ``channel_norm_kernel`` (CUDA), whose order is per column, whatever the frame count.
 
     Judged on random values (a private generator), not x's: a sum order shows in a good share
     of the columns of any random tensor of the decoder's sizes. False, unjudged, inside a CUDA
     graph capture, where the comparison would synchronise.
     """
-    key = (tuple(x.shape), x.dtype, x.device)
+    shape = list(x.shape)
+    if 0 < norm_frames < shape[2]:
+        shape[2] = norm_frames
+    key = (tuple(shape), x.dtype, x.device)
     verdict = _kernel_norm_verdicts.get(key)
     if verdict is not None:
         return verdict
@@ -263,7 +311,7 @@ def kernel_norm_is_atens(x: torch.Tensor) -> bool:
     with _kernel_norm_check, torch.no_grad():
         if key not in _kernel_norm_verdicts:
             generator = torch.Generator(x.device).manual_seed(0)
-            probe = torch.empty(x.shape, dtype=x.dtype, device=x.device).normal_(generator=generator)
+            probe = torch.empty(key[0], dtype=x.dtype, device=x.device).normal_(generator=generator)
             _kernel_norm_verdicts[key] = torch.equal(launch_channel_norm(probe), _channel_norm(probe))
         return _kernel_norm_verdicts[key]
 
@@ -271,34 +319,34 @@ def kernel_norm_is_atens(x: torch.Tensor) -> bool:
 torch.library.define(
     "wanops::rms_norm_cat_pad_5d",
     "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
-    "bool channels_last=False, Tensor? bias=None, bool tf32_out=False) -> (Tensor, Tensor)",
+    "bool channels_last=False, Tensor? bias=None, bool tf32_out=False, int norm_frames=0) -> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::rms_norm_cat_pad_5d", "default")
 def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None, tf32_out=False):
+                              bias=None, tf32_out=False, norm_frames=0):
     check_rms_norm_cat_pad_5d_args(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
         strides = _out_strides(x, cache, padding, channels_last)
-        if bias is not None and not kernel_norm_is_atens(x):
+        if bias is not None and not kernel_norm_is_atens(x, norm_frames):
             # Stock's conv output written out, for ATen to reduce.
             x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
-        norm = _channel_norm(x) if bias is None else launch_channel_norm(x, bias)
+        norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias)
         prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
 
 
 @torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
 def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None, tf32_out=False):
+                              bias=None, tf32_out=False, norm_frames=0):
     check_rms_norm_cat_pad_5d_args(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
     memory_format = _out_memory_format(x, cache, channels_last)
     out = torch.empty(padded_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
@@ -306,8 +354,8 @@ def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias, _ = inputs
-    ctx.arguments = (scale, silu, list(padding), keep_cache_frames)
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias, _, norm_frames = inputs
+    ctx.arguments = (scale, silu, list(padding), keep_cache_frames, norm_frames)
     ctx.optional = (cache is not None, bias is not None)
     ctx.save_for_backward(x, gamma, cache, bias)
 
@@ -315,19 +363,20 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, grad_out, grad_next_cache):
     # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
     x, gamma, cache, bias = ctx.saved_tensors
-    scale, silu, padding, keep_cache_frames = ctx.arguments
+    scale, silu, padding, keep_cache_frames, norm_frames = ctx.arguments
     given = [x, gamma] + [t for t, present in zip((cache, bias), ctx.optional) if present]
     inputs = [t.detach().requires_grad_() for t in given]
     optional = iter(inputs[2:])
     cache, bias = (next(optional) if present else None for present in ctx.optional)
     with torch.enable_grad():
         # Layout does not change gradient values: the plain stock expression will do.
-        outputs = _stock_outputs(inputs[0], inputs[1], scale, silu, cache, padding, keep_cache_frames, bias)
+        outputs = _stock_outputs(inputs[0], inputs[1], scale, silu, cache, padding, keep_cache_frames, bias,
+                                 norm_frames)
         pairs = [(o, g) for o, g in zip(outputs, (grad_out, grad_next_cache)) if g is not None and o.numel()]
         grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
     grad_x, grad_gamma = next(grads), next(grads)
     grad_cache, grad_bias = (next(grads) if present else None for present in ctx.optional)
-    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias, None
+    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias, None, None
 
 
 torch.library.register_autograd("wanops::rms_norm_cat_pad_5d", _backward, setup_context=_setup_context)
