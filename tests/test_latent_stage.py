@@ -143,7 +143,7 @@ def test_a_stage_too_small_for_the_check_is_refused_unchecked(monkeypatch):
     stock, omni = pair("wan2.1-tiny")
     calls = StageCalls(monkeypatch)
     assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=7), "reference")
-    assert list(decoder_module._latent_stage_verdicts.values()) == [False, False]
+    assert not decoder_module._latent_stage_verdicts  # no check ran, nothing recorded
     assert calls.frames == [1] * 6
 
 

@@ -66,7 +66,7 @@ from torch_wanops.ops import (
 from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
-from torch_wanops.ops.rms_norm_cat_pad_5d import frame_chunks
+from torch_wanops.ops.rms_norm_cat_pad_5d import frame_chunks, per_frame_chunk
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
 
@@ -1047,9 +1047,7 @@ def norm_act_conv(
         # Channels-last conv inputs do not depend on the cache's layout; stock-layout ones do.
         and (channels_last or _norm_output_layout_is_stock(x, slot))
     ):
-        chunks = [_stock_norm_act(norm, activation, chunk) for chunk in frame_chunks(x, norm_frames)]
-        x = chunks[0] if len(chunks) == 1 else torch.cat(chunks, 2)
-        del chunks
+        x = per_frame_chunk(lambda chunk: _stock_norm_act(norm, activation, chunk), x, norm_frames)
         if dropout is not None:
             x = dropout(x)
         return _add_residual(causal_conv(conv, x, feat_cache, feat_idx), residual)
@@ -1401,7 +1399,7 @@ def stage_up_blocks(decoder: nn.Module, x: torch.Tensor) -> int:
     up block whole, the second's residual blocks) where LATENT_STAGE_THROUGH_SECOND_UP_BLOCK allows it and each
     tensor a group holds stays within STAGE_HELD_BYTES, else 1."""
     blocks = decoder.up_blocks
-    if not (LATENT_STAGE_THROUGH_SECOND_UP_BLOCK and len(blocks) > 2 and walkable_up_block(blocks[1])
+    if not (LATENT_STAGE_THROUGH_SECOND_UP_BLOCK and len(blocks) > 1 and walkable_up_block(blocks[1])
             and walkable(blocks[1].resnets[-1], WanResidualBlock)):
         return 1
     upsampler = blocks[0].upsamplers[0] if type(blocks[0]) is WanUpBlock and blocks[0].upsamplers else getattr(
@@ -1426,13 +1424,12 @@ def _latent_stage(
     its own is frame-major, and the next residual block then took another path and left the one-frame bits
     (H200, session 30 E: every step fed the same contiguous input kept them). A one-frame chunk is stock's."""
     feat_idx = [0]
-    several = x.shape[2] > 1
     latent_frames = x.shape[2]
     # conv_in's output goes to the mid block as a temporary (decode_chunk's one-slot list): a local would keep
     # it alive through the mid block.
     stage = [causal_conv(decoder.conv_in, x, feat_cache, feat_idx)]
     x = mid_block(
-        decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=several
+        decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=latent_frames > 1
     )
     source = None
     for index, block in enumerate(decoder.up_blocks[:up_blocks]):
@@ -1487,17 +1484,11 @@ class StageFrames(NamedTuple):
     up_blocks: int  # up blocks whose residual blocks the stage ran
 
 
-def _latent_stage_verdict(decoder: nn.Module, x: torch.Tensor, channels_last_convs: bool,
-                          up_blocks: int) -> tuple[tuple, bool | None]:
-    """The check's key for the stage of chunk x through ``up_blocks`` up blocks and its verdict so far (None:
-    unchecked); a stage too small for the check to tell orders apart is refused unchecked."""
+def _latent_stage_key(decoder: nn.Module, x: torch.Tensor, channels_last_convs: bool, up_blocks: int) -> tuple:
+    """The check's key for the stage of chunk x through ``up_blocks`` up blocks."""
     block_types = tuple(type(block).__name__ for block in decoder.up_blocks[:up_blocks])
-    key = (_conv_geometry(decoder.conv_in, tuple(x.shape), x.dtype, x.device),
-           tuple(decoder.mid_block.resnets[0].conv1.weight.shape), block_types, channels_last_convs)
-    verdict = _latent_stage_verdicts.get(key)
-    if verdict is None and decoder.conv_in.out_channels * x[0, 0].numel() < LATENT_STAGE_MIN_ELEMENTS:
-        verdict = _latent_stage_verdicts[key] = False
-    return key, verdict
+    return (_conv_geometry(decoder.conv_in, tuple(x.shape), x.dtype, x.device),
+            tuple(decoder.mid_block.resnets[0].conv1.weight.shape), block_types, channels_last_convs)
 
 
 def _latent_stage_frames(
@@ -1508,11 +1499,13 @@ def _latent_stage_frames(
 
     The stage runs through ``up_blocks`` up blocks, or fewer where the check refused the longer stage (on the
     H200 Wan2.1's at 240x416 differs in the second up block while the shorter one keeps the bits, gpu-logs/session32
-    C). The check runs both on the first chunk of each geometry and hands on the frame-by-frame results.
+    C). The check runs both on the first chunk of each geometry and hands on the frame-by-frame results. A stage
+    too small for the check to tell orders apart (LATENT_STAGE_MIN_ELEMENTS) runs frame by frame unchecked.
     """
-    if x.shape[2] > 1:
+    if x.shape[2] > 1 and decoder.conv_in.out_channels * x[0, 0].numel() >= LATENT_STAGE_MIN_ELEMENTS:
         for blocks in range(up_blocks, 0, -1):
-            key, verdict = _latent_stage_verdict(decoder, x, channels_last_convs, blocks)
+            key = _latent_stage_key(decoder, x, channels_last_convs, blocks)
+            verdict = _latent_stage_verdicts.get(key)
             if verdict is None and _can_check_now(x):
                 with _latent_stage_check:
                     if _latent_stage_verdicts.get(key) is None:
@@ -1629,7 +1622,6 @@ class OmniWanDecoder(WanDecoder3d):
                     stage.outputs.pop(0), stage.sources.pop(0), feat_cache, [stage.next_slot], channels_last,
                     stage.up_blocks,
                 ))
-            del stage
         return torch.cat(outputs, 2)
 
     def _decode_after_latent_stage(

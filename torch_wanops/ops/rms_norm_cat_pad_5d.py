@@ -34,7 +34,7 @@ stock expression gives for canonically laid-out contiguous or channels-last inpu
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -143,10 +143,15 @@ def frame_chunks(x: torch.Tensor, norm_frames: int) -> list[torch.Tensor]:
     return [x[:, :, t:t + norm_frames].contiguous() for t in range(0, x.shape[2], norm_frames)]
 
 
+def per_frame_chunk(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, norm_frames: int) -> torch.Tensor:
+    """``fn`` of each of x's frame_chunks on its own, concatenated along the frames (``fn(x)`` for one chunk)."""
+    outputs = [fn(chunk) for chunk in frame_chunks(x, norm_frames)]
+    return outputs[0] if len(outputs) == 1 else torch.cat(outputs, 2)
+
+
 def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None, norm_frames=0):
-    chunks = [rms_norm_silu_reference(_with_bias(chunk, bias), gamma, scale, silu)
-              for chunk in frame_chunks(x, norm_frames)]
-    normalized = chunks[0] if len(chunks) == 1 else torch.cat(chunks, 2)
+    normalized = per_frame_chunk(lambda chunk: rms_norm_silu_reference(_with_bias(chunk, bias), gamma, scale, silu),
+                                 x, norm_frames)
     return cat_pad_5d_outputs_reference(normalized, cache, padding, keep_cache_frames)
 
 
