@@ -10,17 +10,19 @@ shortcut, read through its own strides) the rounded sum gets it added and is rou
 again: stock's bias add_, then its ``x + shortcut``, without the second pass. With
 HAS_RESIDUAL_BIAS the residual is itself a conv's raw output (the block's 1x1x1 shortcut
 conv) and gets that conv's bias added first, rounded as stock's ``add_`` on it rounds.
+With DupUp3D factors the residual is a DupUp3D source, read through its index map: the
+conv before a Wan2.2 up block's DupUp3D shortcut adds its bias and the shortcut in one pass.
 """
 
 import triton
 import triton.language as tl
 
-from .indexing import line_tile_program
+from .indexing import dup_up3d_source_offset, line_tile_program
 from .rounding import round_to
 
 
 # Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
-@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks"])
+@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks", "frame_offset"])
 def bias_add_contiguous_kernel(
     x_ptr,
     bias_ptr,
@@ -33,10 +35,14 @@ def bias_add_contiguous_kernel(
     width,
     c_blocks,
     w_blocks,
+    frame_offset,
     x_sb, x_sc, x_st, x_sh, x_sw,
     r_sb, r_sc, r_st, r_sh, r_sw,
     HAS_RESIDUAL: tl.constexpr,
     HAS_RESIDUAL_BIAS: tl.constexpr,
+    FACTOR_T: tl.constexpr,
+    FACTOR_S: tl.constexpr,
+    REPEATS: tl.constexpr,
     INDEX64: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -59,7 +65,8 @@ def bias_add_contiguous_kernel(
     bias = tl.load(bias_ptr + c, mask=c < channels).to(tl.float32)
     total = round_to(values + bias[:, None], out_ptr.dtype.element_ty)
     if HAS_RESIDUAL:
-        r_offset = b * r_sb + t * r_st + h * r_sh + c[:, None] * r_sc + w[None, :] * r_sw
+        r_offset = dup_up3d_source_offset(b, c[:, None], t, h, w[None, :], frame_offset, r_sb, r_sc, r_st, r_sh, r_sw,
+                                          FACTOR_T, FACTOR_S, REPEATS)
         residual = tl.load(residual_ptr + r_offset, mask=active).to(tl.float32)
         if HAS_RESIDUAL_BIAS:
             residual_bias = tl.load(residual_bias_ptr + c, mask=c < channels).to(tl.float32)

@@ -11,7 +11,7 @@ for fp16/bf16/fp32.
 import triton
 import triton.language as tl
 
-from .indexing import split_index
+from .indexing import dup_up3d_source_offset, split_index
 from .rounding import round_to
 
 
@@ -59,16 +59,8 @@ def dup_up3d_add_kernel(
     ot = ot[:, None]
     b = b[:, None]
 
-    # With drop_first the first FACTOR_T - 1 duplicated frames were sliced off.
-    full_t = ot + frame_offset
-    repeated_channel = ((c * FACTOR_T + full_t % FACTOR_T) * FACTOR_S + oh % FACTOR_S) * FACTOR_S + ow % FACTOR_S
-    source_offset = (
-        b * source_sb
-        + (repeated_channel // REPEATS) * source_sc
-        + (full_t // FACTOR_T) * source_st
-        + (oh // FACTOR_S) * source_sh
-        + (ow // FACTOR_S) * source_sw
-    )
+    source_offset = dup_up3d_source_offset(b, c, ot, oh, ow, frame_offset, source_sb, source_sc, source_st,
+                                           source_sh, source_sw, FACTOR_T, FACTOR_S, REPEATS)
     main_offset = b * main_sb + c * main_sc + ot * main_st + oh * main_sh + ow * main_sw
     main_value = tl.load(main_ptr + main_offset, mask=active)
     source_value = tl.load(source_ptr + source_offset, mask=active)

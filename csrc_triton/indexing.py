@@ -25,3 +25,20 @@ def line_tile_program(c_blocks, w_blocks):
     c_block = program % c_blocks
     rest = program // c_blocks
     return rest // w_blocks, c_block, rest % w_blocks
+
+
+@triton.jit
+def dup_up3d_source_offset(b, c, t, h, w, frame_offset, sb, sc, st, sh, sw,
+                           FACTOR_T: tl.constexpr, FACTOR_S: tl.constexpr, REPEATS: tl.constexpr):
+    """The offset of the source element that DupUp3D copies to output element (b, c, t, h, w).
+
+    DupUp3D repeats each source channel REPEATS times and reads the repeated channel axis as
+    (out_channel, t_factor, h_factor, w_factor); ``frame_offset`` frames of its output were sliced
+    off the front (drop_first). With every factor 1 it is the identity: the source's own element.
+    """
+    if FACTOR_T * FACTOR_S * REPEATS == 1:
+        return b * sb + c * sc + t * st + h * sh + w * sw
+    full_t = t + frame_offset
+    repeated_channel = ((c * FACTOR_T + full_t % FACTOR_T) * FACTOR_S + h % FACTOR_S) * FACTOR_S + w % FACTOR_S
+    return (b * sb + (repeated_channel // REPEATS) * sc + (full_t // FACTOR_T) * st
+            + (h // FACTOR_S) * sh + (w // FACTOR_S) * sw)

@@ -13,6 +13,7 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 import torch_wanops  # noqa: E402
 from torch_wanops import _backend  # noqa: E402
@@ -114,3 +115,31 @@ def skip_unless_free_gpu_memory(gib: int) -> None:
     free, _ = torch.cuda.mem_get_info()
     if free < gib * 2**30:
         pytest.skip(f"needs ~{gib} GiB of free GPU memory")
+
+
+# DupUp3D geometries (wanops::dup_up3d_add, and bias_add_contiguous's DupUp3D residual).
+def main_shape(source_shape, out_channels, factor_t, factor_s, drop_first):
+    batch, _, frames, height, width = source_shape
+    return (batch, out_channels, frames * factor_t - (factor_t - 1 if drop_first else 0), height * factor_s,
+            width * factor_s)
+
+
+@st.composite
+def dup_cases(draw):
+    factor_t = draw(st.sampled_from([1, 2]))
+    factor_s = draw(st.sampled_from([1, 2]))
+    factor = factor_t * factor_s * factor_s
+    in_channels = draw(st.sampled_from([1, 2, 3, 4, 6, 8]))
+    repeats = draw(st.sampled_from([r for r in (1, 2, 4, 8, 16) if in_channels * r % factor == 0]))
+    out_channels = in_channels * repeats // factor
+    batch = draw(st.integers(1, 2))
+    frames = draw(st.integers(1, 3))
+    height = draw(st.integers(1, 4))
+    width = draw(st.integers(1, 5))
+    drop_first = draw(st.booleans())
+    dtype = draw(st.sampled_from(DTYPES))
+    main_layout = draw(st.sampled_from(LAYOUTS))
+    source_layout = draw(st.sampled_from(LAYOUTS))
+    seed = draw(st.integers(0, 2**16))
+    return (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype,
+            main_layout, source_layout, seed)

@@ -1,5 +1,6 @@
 """wanops::bias_add_contiguous against ``(x + bias.view(1, C, 1, 1, 1) [+ (residual [+ residual_bias])]).contiguous()``,
-bit for bit."""
+and with DupUp3D factors against ``(x + bias.view(1, C, 1, 1, 1) + DupUp3D(residual)).contiguous()`` (diffusers'
+module), bit for bit."""
 
 import pytest
 import torch
@@ -8,12 +9,15 @@ from conftest import (
     HAS_CUDA,
     LAYOUTS,
     cuda,
+    dup_cases,
     impl_params,
+    main_shape,
     make_layout,
     random_tensor,
     run_impl,
     skip_unless_free_gpu_memory,
 )
+from diffusers.models.autoencoders.autoencoder_kl_wan import DupUp3D
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -54,6 +58,42 @@ def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residua
         if with_residual_bias:
             residual_bias = random_tensor((shape[1],), dtype, device, seed + 3)
     assert_matches(x, bias, impl, residual, residual_bias)
+
+
+def assert_matches_dup_up3d(x, bias, source, factor_t, factor_s, drop_first, impl):
+    """Stock: the conv's bias add_, then a Wan2.2 up block's ``x + avg_shortcut(source, first_chunk)``."""
+    module = DupUp3D(source.shape[1], x.shape[1], factor_t=factor_t, factor_s=factor_s)
+    expected = (x + bias.view(1, -1, 1, 1, 1)) + module(source, first_chunk=drop_first)
+    out = run_impl(impl, bias_add_contiguous, x, bias, source, dup_factor_t=factor_t, dup_factor_s=factor_s,
+                   dup_repeats=module.repeats, dup_drop_first=drop_first)
+    assert out.dtype == x.dtype and out.shape == expected.shape and out.is_contiguous()
+    assert torch.equal(out, expected)
+    for tensor in (x, source):
+        assert out.untyped_storage().data_ptr() != tensor.untyped_storage().data_ptr()
+
+
+@impl_params()
+@given(case=dup_cases(), x_layout=st.sampled_from(LAYOUTS))
+def test_dup_up3d_residual_matches_the_stock_shortcut_add(device, impl, case, x_layout):
+    (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype, _,
+     source_layout, seed) = case
+    source = make_layout(random_tensor((batch, in_channels, frames, height, width), dtype, device, seed) * 8,
+                         source_layout)
+    x = make_layout(random_tensor(main_shape(source.shape, out_channels, factor_t, factor_s, drop_first), dtype,
+                                  device, seed + 1) * 8, x_layout)
+    bias = random_tensor((out_channels,), dtype, device, seed + 2)
+    assert_matches_dup_up3d(x, bias, source, factor_t, factor_s, drop_first, impl)
+
+
+@impl_params()
+def test_dup_up3d_residual_rounds_after_the_bias_add(device, impl):
+    """Two roundings, as stock's conv bias add_ and then the up block's shortcut add."""
+    x = torch.full((1, 1, 2, 2, 2), 1.0, dtype=torch.bfloat16, device=device)
+    bias = torch.full((1,), 2.0**-8, dtype=torch.bfloat16, device=device)  # x + bias is a tie: rounds to 1.0
+    source = torch.full((1, 8, 1, 1, 1), 2.0**-8, dtype=torch.bfloat16, device=device)
+    out = run_impl(impl, bias_add_contiguous, x, bias, source, dup_factor_t=2, dup_factor_s=2, dup_repeats=1)
+    assert torch.equal(out, torch.ones_like(x))  # one fp32 sum of the three would give 1 + 2**-7
+    assert_matches_dup_up3d(x, bias, source, 2, 2, False, impl)
 
 
 @impl_params()
@@ -110,6 +150,11 @@ def test_opcheck(requires_grad):
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual))
             residual_bias = torch.randn(3, device=device).requires_grad_(requires_grad)
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual, residual_bias))
+            for drop_first in (False, True):  # a DupUp3D source: x is its (2, 3, 2 - drop_first, 4, 5) output
+                source = make_layout(torch.randn(2, 6, 1, 4, 5, device=device), layout)
+                torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default,
+                                      (x[:, :, drop_first:], bias, source.requires_grad_(requires_grad), None, 2, 1, 1,
+                                       drop_first))
 
 
 @pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
@@ -122,20 +167,33 @@ def test_gradcheck(residual_args):
     assert torch.autograd.gradcheck(bias_add_contiguous, inputs)
 
 
+@pytest.mark.parametrize("drop_first", [False, True])
+def test_gradcheck_dup_up3d_residual(drop_first):
+    x = torch.randn(2, 3, 4 - drop_first, 4, 6, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
+    bias, source = torch.randn(3, dtype=torch.float64), torch.randn(2, 6, 2, 2, 3, dtype=torch.float64)
+
+    def shortcut_add(x, bias, source):
+        return bias_add_contiguous(x, bias, source, dup_factor_t=2, dup_factor_s=2, dup_repeats=4,
+                                   dup_drop_first=drop_first)
+
+    assert torch.autograd.gradcheck(shortcut_add, (x.requires_grad_(), bias.requires_grad_(), source.requires_grad_()))
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph_matches_eager(dynamic):
     torch._dynamo.reset()
 
-    def epilogue(x, bias, shortcut):
+    def epilogue(x, bias, shortcut, source):
         return bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut) + bias_add_contiguous(
-            x, bias, shortcut, bias * 3)
+            x, bias, shortcut, bias * 3) + bias_add_contiguous(x, bias, source, dup_factor_t=2, dup_repeats=2)
 
     compiled = torch.compile(epilogue, fullgraph=True, dynamic=dynamic, backend="inductor")
     for width in (5, 7):
         x = torch.randn(1, 3, 2, 4, width).contiguous(memory_format=torch.channels_last_3d)
         bias = torch.randn(3)
         shortcut = make_layout(torch.randn(1, 3, 2, 4, width), "permuted")
-        expected, got = epilogue(x, bias, shortcut), compiled(x, bias, shortcut)
+        source = torch.randn(1, 3, 1, 4, width)
+        expected, got = epilogue(x, bias, shortcut, source), compiled(x, bias, shortcut, source)
         assert torch.equal(got, expected) and got.stride() == expected.stride()
 
 
@@ -154,6 +212,20 @@ INVALID = [
     (lambda x, b: bias_add_contiguous(x, b, x, b.view(1, 3)), ValueError, "residual_bias must be a 1-D"),
     (lambda x, b: bias_add_contiguous(x, b, x, b[:2]), ValueError, "residual_bias must have one entry per channel"),
     (lambda x, b: bias_add_contiguous(x, b, x, b.double()), TypeError, "residual_bias must have the dtype of x"),
+    (lambda x, b: bias_add_contiguous(x, b, dup_factor_t=2), ValueError, "pass its DupUp3D source"),
+    (lambda x, b: bias_add_contiguous(x, b, x, b, dup_repeats=2), ValueError, "residual_bias cannot be combined"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_t=2.0), TypeError, "dup_factor_t must be an int"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_s="2"), TypeError, "dup_factor_s must be an int"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_repeats=None), TypeError, "dup_repeats must be an int"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_drop_first=1), TypeError, "dup_drop_first must be a bool"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_t=3), ValueError, "dup_factor_t must be a positive power"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_s=0), ValueError, "dup_factor_s must be a positive power"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_repeats=-2), ValueError, "dup_repeats must be positive"),
+    (lambda x, b: bias_add_contiguous(x, b, x[:, :1], dup_factor_s=2, dup_repeats=2), ValueError,
+     "dup_repeats=2 is inconsistent with residual's 1 channels"),
+    (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_t=2, dup_repeats=2), ValueError,
+     r"x must have shape \(2, 3, 2, 4, 5\) for this residual"),
+    (lambda x, b: bias_add_contiguous(x, b, x[0], dup_repeats=2), ValueError, "residual must be a 5-D"),
 ]
 
 
@@ -182,6 +254,25 @@ def test_real_decoder_sizes_on_cuda(dtype, shape, residual_layout):
         residual = make_layout(random_tensor((1, *shape), dtype, "cuda", 2), layout)
         residual_bias = random_tensor((shape[0],), dtype, "cuda", 3) if raw else None
     assert_matches(x, random_tensor((shape[0],), dtype, "cuda", 1), "triton", residual, residual_bias)
+
+
+# Wan2.2's DupUp3D shortcuts added by the upsampler's Conv2d epilogue: (source channels, frames, height,
+# width), out channels, factor_t; factor_s 2. The conv's output is a frame-major view of channels-last frames.
+REAL_DUP_SHAPES = [((1024, 2, 120, 208), 512, 1), ((1024, 2, 60, 104), 1024, 2), ((1024, 5, 30, 52), 1024, 2),
+                   ((1024, 1, 30, 52), 1024, 2)]
+
+
+@cuda
+@pytest.mark.parametrize("drop_first", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("source_shape,out_channels,factor_t", REAL_DUP_SHAPES, ids=str)
+def test_real_dup_up3d_shortcuts_on_cuda(source_shape, out_channels, factor_t, dtype, drop_first):
+    source = random_tensor((1, *source_shape), dtype, "cuda", 0)
+    batch, _, frames, height, width = main_shape(source.shape, out_channels, factor_t, 2, drop_first)
+    conv_output = random_tensor((batch * frames, out_channels, height, width), dtype, "cuda", 1)
+    x = conv_output.contiguous(memory_format=torch.channels_last).view(batch, frames, out_channels, height, width)
+    bias = random_tensor((out_channels,), dtype, "cuda", 2)
+    assert_matches_dup_up3d(x.permute(0, 2, 1, 3, 4), bias, source, factor_t, 2, drop_first, "triton")
 
 
 @cuda

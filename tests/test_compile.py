@@ -409,16 +409,18 @@ def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, cap
 
 
 @pytest.mark.parametrize(
-    "frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,raw_conv_output_norms,"
-    "fused_shortcut_biases",
+    "arch,frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,"
+    "raw_conv_output_norms,fused_shortcut_biases",
     # Each case compiles a decoder (~1 min on CI's CPU): every switch off, the frame-major paths with
-    # the fused upsample and residual adds, every switch on.
-    [(False, False, False, False, False, False), (True, True, True, False, False, False),
-     (True, True, True, True, True, True)],
+    # the fused upsample and residual adds, every switch on (Wan2.2: its DupUp3D shortcuts in the upsamplers'
+    # epilogues too).
+    [("wan2.1-tiny", False, False, False, False, False, False), ("wan2.1-tiny", True, True, True, False, False, False),
+     ("wan2.1-tiny", True, True, True, True, True, True), ("wan2.2-tiny", True, True, True, True, True, True)],
 )
-def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_major_norm_inputs, fused_residual_adds,
-                                                          fused_upsample, contiguous_upsampler_outputs,
-                                                          raw_conv_output_norms, fused_shortcut_biases):
+def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, arch, frame_major_norm_inputs,
+                                                          fused_residual_adds, fused_upsample,
+                                                          contiguous_upsampler_outputs, raw_conv_output_norms,
+                                                          fused_shortcut_biases):
     """The CUDA-only conv-layout lever (channels-last conv input, bias_add_contiguous) traces fullgraph.
 
     Forced on for CPU fp32 here (the package takes it for CUDA only), its check forced to pass, the
@@ -427,7 +429,8 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     adds in its epilogue (FUSED_RESIDUAL_ADDS), and with the upsamplers' Conv2d outputs handed on
     contiguous (CONTIGUOUS_UPSAMPLER_OUTPUTS), and with the residual blocks' conv1 outputs going raw
     to the norm that adds their bias (RAW_CONV_OUTPUT_NORMS), and with the shortcut convs' biases
-    added in conv2's epilogue (FUSED_SHORTCUT_BIASES, forced past its cuDNN-only condition).
+    added in conv2's epilogue (FUSED_SHORTCUT_BIASES, forced past its cuDNN-only condition), and
+    Wan2.2's DupUp3D shortcuts added in the upsamplers' epilogues (FUSED_DUP_UP3D_ADDS).
     """
 
     bias_module = importlib.import_module("torch_wanops.ops.bias_add_contiguous")  # the package re-exports the op
@@ -445,13 +448,14 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
     monkeypatch.setattr(decoder_module, "_bias_added_after_conv", lambda x: True)
     # The check forced to pass: oneDNN's bits differ between layouts, and the graphs take eager's verdicts.
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
-    # calls: whether each bias_add_contiguous call had a residual (shortcut_biased: and its bias);
-    # biased: whether each norm added a bias
-    calls, shortcut_biased, frame_major, upsampled, biased = [], [], [], [], []
+    # calls: whether each bias_add_contiguous call had a residual (shortcut_biased: and its bias; dup_added: a
+    # DupUp3D source as its residual); biased: whether each norm added a bias
+    calls, shortcut_biased, dup_added, frame_major, upsampled, biased = [], [], [], [], [], []
     check = bias_module.check_bias_add_contiguous_args
     monkeypatch.setattr(bias_module, "check_bias_add_contiguous_args",
-                        lambda x, bias, residual, residual_bias: calls.append(residual is not None)
-                        or shortcut_biased.append(residual_bias is not None) or check(x, bias, residual, residual_bias))
+                        lambda x, bias, residual, residual_bias, *dup: calls.append(residual is not None)
+                        or shortcut_biased.append(residual_bias is not None) or dup_added.append(tuple(dup[:3]) != (1, 1, 1))
+                        or check(x, bias, residual, residual_bias, *dup))
     check_norm = rms_module.check_rms_norm_cat_pad_5d_args
     monkeypatch.setattr(rms_module, "check_rms_norm_cat_pad_5d_args",
                         lambda x, *args: frame_major.append(is_frame_major(x)) or biased.append(args[7] is not None)
@@ -461,20 +465,23 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, frame_maj
                         lambda x, channels_last: upsampled.append(channels_last) or check_upsample(x, channels_last))
     torch._dynamo.reset()
     counters.clear()
-    vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
-    z = torch.randn(1, latent_channels("wan2.1-tiny"), 2, 4, 6, generator=torch.Generator().manual_seed(0))
+    vae = torch_wanops.apply_to(build_vae(arch))
+    z = torch.randn(1, latent_channels(arch), 2, 4, 6, generator=torch.Generator().manual_seed(0))
     eager = _decode(vae, z)
+    dup_fused = "2.2" in arch and fused_upsample and contiguous_upsampler_outputs
     assert calls, "the lever did not run in eager"
+    assert any(dup_added) == dup_fused
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert bool(upsampled) == fused_upsample and all(upsampled)  # channels-last Conv2d input
     assert any(biased) == raw_conv_output_norms
     assert any(shortcut_biased) == fused_shortcut_biases
     assert torch_wanops.compile_vae(vae, fullgraph=True, enabled=True) is True
     assert torch_wanops.prewarm(vae, tuple(z.shape)) is True
-    for recorded in (calls, shortcut_biased, frame_major, upsampled, biased):
+    for recorded in (calls, shortcut_biased, dup_added, frame_major, upsampled, biased):
         recorded.clear()
     got = _decode(vae, z)
     assert calls, "the compiled decode did not run bias_add_contiguous"
+    assert any(dup_added) == dup_fused
     assert any(calls) == fused_residual_adds
     assert any(frame_major) == (frame_major_norm_inputs and not contiguous_upsampler_outputs)
     assert any(upsampled) == fused_upsample

@@ -17,6 +17,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanCausalConv3d,
     WanDecoder3d,
     WanResidualBlock,
+    WanResidualUpBlock,
     WanRMS_norm,
 )
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -681,14 +682,14 @@ def epilogue_decodes(monkeypatch, arch, switch, frames, counted):
     """One decode with the decoder switch off and one with it on, the conv-layout lever forced on (its
     per-geometry check fails on oneDNN, so the decodes are compared with each other, not with stock).
     Returns both outputs and, per decode, how many bias_add_contiguous calls ``counted(residual,
-    residual_bias)`` held for."""
+    residual_bias, dup_factors)`` held for (``dup_factors``: the call's DupUp3D keyword arguments)."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
     bias_op, calls = decoder_module.bias_add_contiguous, []
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
-                        lambda x, bias, residual=None, residual_bias=None: calls.append(counted(residual, residual_bias))
-                        or bias_op(x, bias, residual, residual_bias))
+                        lambda x, bias, residual=None, residual_bias=None, **dup: calls.append(
+                            counted(residual, residual_bias, dup)) or bias_op(x, bias, residual, residual_bias, **dup))
     _, omni = pair(arch, torch.bfloat16)
     z = latents(arch, torch.bfloat16, "cpu", frames=frames, **SMALL)
     outputs, counts = {}, {}
@@ -705,8 +706,29 @@ def epilogue_decodes(monkeypatch, arch, switch, frames, counted):
 def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit."""
     _, outputs, counts = epilogue_decodes(monkeypatch, arch, "FUSED_RESIDUAL_ADDS", 3,
-                                          lambda residual, residual_bias: residual is not None)
+                                          lambda residual, residual_bias, dup: residual is not None and not dup)
     assert counts[False] == 0 and counts[True] > 0  # the first chunk of each geometry adds separately
+    assert torch.equal(outputs[True], outputs[False])
+
+
+def test_fused_dup_up3d_adds_keep_the_bits(monkeypatch):
+    """FUSED_DUP_UP3D_ADDS adds Wan2.2's DupUp3D shortcuts in the upsamplers' Conv2d bias epilogue, bit for bit.
+
+    Every latent frame's chunk adds each upsampling residual up block's shortcut there (a first chunk drops its
+    first duplicated frames), where with the switch off dup_up3d_add adds it after the upsampler.
+    """
+    dup_adds, dup_op = [], decoder_module.dup_up3d_add
+    monkeypatch.setattr(decoder_module, "dup_up3d_add", lambda *args: dup_adds.append(args[5]) or dup_op(*args))
+    monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
+    frames = 3
+    omni, outputs, counts = epilogue_decodes(monkeypatch, "wan2.2-tiny", "FUSED_DUP_UP3D_ADDS", frames,
+                                             lambda residual, residual_bias, dup: bool(dup))
+    upsampling = sum(isinstance(m, WanResidualUpBlock) and m.upsampler is not None and m.avg_shortcut is not None
+                     for m in omni.decoder.modules())
+    assert upsampling and counts[False] == 0
+    assert counts[True] == upsampling * frames
+    assert len(dup_adds) == upsampling * frames  # all in the decode with the switch off
+    assert dup_adds.count(True) == upsampling  # the first chunk's, without their first duplicated frames
     assert torch.equal(outputs[True], outputs[False])
 
 
@@ -727,7 +749,7 @@ def test_fused_shortcut_biases_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "_bias_added_after_conv", lambda x: True)
     frames = 2
     omni, outputs, counts = epilogue_decodes(monkeypatch, arch, "FUSED_SHORTCUT_BIASES", frames,
-                                             lambda residual, residual_bias: residual_bias is not None)
+                                             lambda residual, residual_bias, dup: residual_bias is not None)
     shortcut_convs = sum(isinstance(m, WanResidualBlock) and isinstance(m.conv_shortcut, WanCausalConv3d)
                          for m in omni.decoder.modules())
     assert shortcut_convs and counts[False] == 0
@@ -769,7 +791,7 @@ def test_raw_conv_outputs_keep_the_bits(arch, monkeypatch):
     monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
                         lambda *args: calls.append("biased norm" if args[8] is not None else "norm") or norm_op(*args))
     monkeypatch.setattr(decoder_module, "bias_add_contiguous",
-                        lambda *args: calls.append("bias epilogue") or bias_op(*args))
+                        lambda *args, **dup: calls.append("bias epilogue") or bias_op(*args, **dup))
     _, omni = pair(arch, torch.bfloat16)
     z = latents(arch, torch.bfloat16, "cpu", frames=2, **SMALL)
     outputs, counts = {}, {}
@@ -821,11 +843,11 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
         conv_inputs.append(weakref.ref(out))
         return out
 
-    def recording_bias_add(x, bias, residual=None, residual_bias=None):
+    def recording_bias_add(x, bias, residual=None, residual_bias=None, **dup):
         if not checking:  # no gc.collect(): a tensor only a cycle collection would free is alive at the peak too
             alive_at_epilogue.append((sum(ref() is not None for ref in conv_inputs),
                                       sum(ref() is not None for ref in norm_inputs)))
-        return bias_op(x, bias, residual, residual_bias)
+        return bias_op(x, bias, residual, residual_bias, **dup)
 
     checking, check = [], decoder_module._lever_gives_stock_bits
 
@@ -1512,9 +1534,10 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "CHUNKED_CONVS", False),
         ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", False),
         ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
+        ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
-         "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases"],
+         "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -2,7 +2,18 @@
 
 import pytest
 import torch
-from conftest import DTYPES, HAS_CUDA, cuda, impl_params, make_layout, random_tensor, run_impl, skip_unless_free_gpu_memory
+from conftest import (
+    DTYPES,
+    HAS_CUDA,
+    cuda,
+    dup_cases,
+    impl_params,
+    main_shape,
+    make_layout,
+    random_tensor,
+    run_impl,
+    skip_unless_free_gpu_memory,
+)
 from diffusers.models.autoencoders.autoencoder_kl_wan import DupUp3D
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,12 +27,6 @@ def stock(main, source, out_channels, factor_t, factor_s, drop_first):
     return main + module(source, first_chunk=drop_first), module.repeats
 
 
-def main_shape(source_shape, out_channels, factor_t, factor_s, drop_first):
-    batch, _, frames, height, width = source_shape
-    return (batch, out_channels, frames * factor_t - (factor_t - 1 if drop_first else 0), height * factor_s,
-            width * factor_s)
-
-
 def assert_matches(main, source, out_channels, factor_t, factor_s, drop_first, impl):
     expected, repeats = stock(main, source, out_channels, factor_t, factor_s, drop_first)
     out = run_impl(impl, dup_up3d_add, main, source, factor_t, factor_s, repeats, drop_first)
@@ -30,27 +35,6 @@ def assert_matches(main, source, out_channels, factor_t, factor_s, drop_first, i
     assert torch.equal(out, expected)
     for tensor in (main, source):
         assert out.untyped_storage().data_ptr() != tensor.untyped_storage().data_ptr()
-
-
-@st.composite
-def dup_cases(draw):
-    factor_t = draw(st.sampled_from([1, 2]))
-    factor_s = draw(st.sampled_from([1, 2]))
-    factor = factor_t * factor_s * factor_s
-    in_channels = draw(st.sampled_from([1, 2, 3, 4, 6, 8]))
-    repeats = draw(st.sampled_from([r for r in (1, 2, 4, 8, 16) if in_channels * r % factor == 0]))
-    out_channels = in_channels * repeats // factor
-    batch = draw(st.integers(1, 2))
-    frames = draw(st.integers(1, 3))
-    height = draw(st.integers(1, 4))
-    width = draw(st.integers(1, 5))
-    drop_first = draw(st.booleans())
-    dtype = draw(st.sampled_from(DTYPES))
-    main_layout = draw(st.sampled_from(["contiguous", "channels_last", "permuted", "strided"]))
-    source_layout = draw(st.sampled_from(["contiguous", "channels_last", "permuted", "strided"]))
-    seed = draw(st.integers(0, 2**16))
-    return (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype,
-            main_layout, source_layout, seed)
 
 
 @impl_params()

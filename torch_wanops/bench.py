@@ -54,6 +54,7 @@ TF32_ROUNDING_IN_CONV_VARIANT = "wanops-eager-tf32-rounding-in-conv"
 SEPARATE_SHORTCUT_BIASES_VARIANT = "wanops-eager-separate-shortcut-biases"
 UNBATCHED_LATENT_STAGE_VARIANT = "wanops-eager-unbatched-latent-stage"
 STAGE_TO_FIRST_UP_BLOCK_VARIANT = "wanops-eager-stage-to-first-up-block"
+SEPARATE_DUP_UP3D_ADDS_VARIANT = "wanops-eager-separate-dup-up3d-adds"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -71,6 +72,7 @@ LEVER_SWITCHES = {
     SEPARATE_SHORTCUT_BIASES_VARIANT: ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
     UNBATCHED_LATENT_STAGE_VARIANT: ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", False),
     STAGE_TO_FIRST_UP_BLOCK_VARIANT: ("torch_wanops.decoder", "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", False),
+    SEPARATE_DUP_UP3D_ADDS_VARIANT: ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

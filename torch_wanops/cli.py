@@ -29,6 +29,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", "CUDA, with FUSED_RESIDUAL_ADDS: the 1x1x1 shortcut convs' biases"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
+    ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", "CUDA, with CONTIGUOUS_UPSAMPLER_OUTPUTS: Wan2.2's DupUp3D shortcuts in the upsampler conv's bias pass"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, refused geometries, lever off)"),
     ("torch_wanops.decoder", "CONTIGUOUS_UPSAMPLER_OUTPUTS", "CUDA, with channels_last_convs and FUSED_UPSAMPLE"),
     ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),

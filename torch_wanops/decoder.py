@@ -7,7 +7,8 @@ and its ``forward`` keeps the stock cache protocol (the per-conv cache list,
 walks the module tree itself: every padded causal conv gets its input and its next
 cache from ``cat_pad_5d`` in one pass, or, where a norm and SiLU precede it (residual
 blocks, the head), from ``rms_norm_cat_pad_5d``, which applies them on the way; every
-Wan2.2 residual up block adds its DupUp3D shortcut with ``dup_up3d_add``; every
+Wan2.2 residual up block adds its DupUp3D shortcut in its upsampler conv's bias pass
+(``bias_add_contiguous``, FUSED_DUP_UP3D_ADDS) or with ``dup_up3d_add``; every
 upsampler's Conv2d input comes from ``upsample_nearest_2x`` (FUSED_UPSAMPLE), and
 the mid block's attention normalizes with ``rms_norm_cat_pad_5d`` (no padding).
 Norms in layouts the fused op does not mirror run stock's code as one op
@@ -310,6 +311,12 @@ FUSED_UPSAMPLE = True
 # Wan2.1 1.018 -> 1.012 s, Wan2.2 1.114 -> 1.102 s.
 CONTIGUOUS_UPSAMPLER_OUTPUTS = True
 
+# A Wan2.2 residual up block's DupUp3D shortcut added in its upsampler's Conv2d bias epilogue
+# (bias_add_contiguous with DupUp3D factors): stock's bias add_ and its ``x + avg_shortcut(...)``,
+# each rounded once, in one pass instead of two (the biased conv output no longer written and
+# read back). Taken where that epilogue writes the 5-D output (CONTIGUOUS_UPSAMPLER_OUTPUTS).
+FUSED_DUP_UP3D_ADDS = True
+
 
 # A residual block's conv1 output goes to its second norm raw: the conv-layout lever's
 # channels-last output without the bias epilogue, the bias added inside the fused norm
@@ -340,6 +347,29 @@ class RawConvOutput(NamedTuple):
 def _frames_to_5d(out: torch.Tensor, frames: int) -> torch.Tensor:
     """A resample Conv2d's (B * T, C, H, W) output as the (B, C, T, H, W) view stock's resample hands on."""
     return out.view(-1, frames, *out.shape[1:]).permute(0, 2, 1, 3, 4)
+
+
+class DupUp3DShortcut(NamedTuple):
+    """A residual up block's ``avg_shortcut(source, first_chunk=drop_first)``, not materialised.
+
+    FUSED_DUP_UP3D_ADDS hands it to the upsampler, whose Conv2d bias epilogue adds it; where that
+    does not run, ``added_to`` adds it as up_block_tail did (dup_up3d_add).
+    """
+
+    source: torch.Tensor
+    factor_t: int
+    factor_s: int
+    repeats: int
+    drop_first: bool
+
+    def added_to(self, x: torch.Tensor) -> torch.Tensor:
+        """``x + shortcut``; a resample Conv2d's 4-D (B * T, C, H, W) x as its 5-D view first."""
+        if x.dim() == 4:
+            x = _frames_to_5d(x, self.source.shape[2] * self.factor_t - (self.factor_t - 1 if self.drop_first else 0))
+        return dup_up3d_add(x, self.source, self.factor_t, self.factor_s, self.repeats, self.drop_first)
+
+
+Shortcut = torch.Tensor | RawConvOutput | DupUp3DShortcut
 
 
 class ConvGeometry(NamedTuple):
@@ -409,7 +439,7 @@ def clear_conv_verdicts() -> None:
 def _channels_last_conv(
     conv: nn.Module,
     conv_input: Callable[[], torch.Tensor],
-    residual: torch.Tensor | None = None,
+    residual: Shortcut | None = None,
     frames: int | None = None,
     raw_output: bool = False,
     tf32_grid_input: bool = False,
@@ -430,10 +460,15 @@ def _channels_last_conv(
     ``raw_output`` (a Conv3d without residual) the lever hands on its output raw, as a
     RawConvOutput; a stock-layout result is a tensor as ever. With ``tf32_grid_input`` the input
     is fp32 on the TF32 grid (TF32_GRID_CONV_INPUTS) and the conv is conv3d_chunked reading it as loaded.
+    A DupUp3DShortcut ``residual`` (a resample Conv2d's, with ``frames``) is added to the 5-D output.
     """
     padded = conv_input()
+    if isinstance(residual, DupUp3DShortcut):
+        fusable = frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS
+    else:
+        fusable = FUSED_RESIDUAL_ADDS
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
-    fuse = FUSED_RESIDUAL_ADDS and residual is not None and _shortcut_dtype(residual) == padded.dtype
+    fuse = fusable and residual is not None and _shortcut_dtype(residual) == padded.dtype
 
     def bias_epilogue(out: torch.Tensor, fused: bool) -> torch.Tensor:
         shortcut = residual if fused else None
@@ -441,6 +476,10 @@ def _channels_last_conv(
             if isinstance(shortcut, RawConvOutput):  # the shortcut conv's bias is added here too
                 return bias_add_contiguous(out, conv.bias, shortcut.raw, shortcut.bias)
             return bias_add_contiguous(out, conv.bias, shortcut)
+        if isinstance(shortcut, DupUp3DShortcut):  # fused only with frames and CONTIGUOUS_UPSAMPLER_OUTPUTS
+            return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias, shortcut.source,
+                                       dup_factor_t=shortcut.factor_t, dup_factor_s=shortcut.factor_s,
+                                       dup_repeats=shortcut.repeats, dup_drop_first=shortcut.drop_first)
         shortcut = _shortcut_tensor(shortcut)
         if frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS and shortcut is None:
             return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias)
@@ -975,13 +1014,19 @@ def _shortcut_tensor(shortcut: torch.Tensor | RawConvOutput | None) -> torch.Ten
     return shortcut.with_bias() if isinstance(shortcut, RawConvOutput) else shortcut
 
 
-def _shortcut_dtype(shortcut: torch.Tensor | RawConvOutput) -> torch.dtype:
+def _shortcut_dtype(shortcut: Shortcut) -> torch.dtype:
+    if isinstance(shortcut, DupUp3DShortcut):
+        return shortcut.source.dtype
     return (shortcut.raw if isinstance(shortcut, RawConvOutput) else shortcut).dtype
 
 
-def _add_residual(x: torch.Tensor, residual: torch.Tensor | RawConvOutput | None) -> torch.Tensor:
-    """A residual block's ``x + shortcut``, in stock's operand order."""
-    return x if residual is None else x + _shortcut_tensor(residual)
+def _add_residual(x: torch.Tensor, residual: Shortcut | None) -> torch.Tensor:
+    """A residual block's ``x + shortcut`` (or an up block's DupUp3D shortcut's), in stock's operand order."""
+    if residual is None:
+        return x
+    if isinstance(residual, DupUp3DShortcut):
+        return residual.added_to(x)
+    return x + _shortcut_tensor(residual)
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -1175,13 +1220,16 @@ def _fusable_upsampling(resample_layers: nn.Module) -> bool:
     )
 
 
-def upsample_conv(resample_layers: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> torch.Tensor:
+def upsample_conv(
+    resample_layers: nn.Module, x: torch.Tensor, channels_last_convs: bool, shortcut: DupUp3DShortcut | None = None
+) -> torch.Tensor:
     """Stock's upsampling step as the (B, C, T, H, W) tensor the resample hands on: the frame-major view of
     ``resample_layers(x.permute(0, 2, 1, 3, 4).reshape(B * T, C, H, W))`` (contiguous with
-    CONTIGUOUS_UPSAMPLER_OUTPUTS and the conv-layout lever: same values)."""
+    CONTIGUOUS_UPSAMPLER_OUTPUTS and the conv-layout lever: same values), and ``shortcut`` added to it."""
     batch, channels, frames, height, width = x.shape
     if not (FUSED_UPSAMPLE and _fusable_upsampling(resample_layers)):
         out = resample_layers(x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width))
+        out = _add_residual(out, shortcut)
     else:
         conv = resample_layers[1]
         upsampled = (batch * frames, channels, 2 * height, 2 * width)
@@ -1189,9 +1237,9 @@ def upsample_conv(resample_layers: nn.Module, x: torch.Tensor, channels_last_con
         # refused gets it so straight away, not as a copy of a channels-last one (Wan2.2 bf16 720x1280's
         # last upsampler: 0.078 s of copies per decode, gpu-logs/session21/A).
         if _takes_conv_layout_lever(conv, x, channels_last_convs) and not _refused_geometry(conv, upsampled, x):
-            out = _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True), frames=frames)
+            out = _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True), residual=shortcut, frames=frames)
         else:
-            out = conv(upsample_nearest_2x(x, False))
+            out = _add_residual(conv(upsample_nearest_2x(x, False)), shortcut)
     return out if out.dim() == 5 else _frames_to_5d(out, frames)
 
 
@@ -1202,9 +1250,11 @@ def resample(
     feat_idx: list[int],
     zero_rep: bool,
     channels_last_convs: bool = False,
+    shortcut: DupUp3DShortcut | None = None,
 ) -> torch.Tensor:
+    """An upsampling resample's forward, and ``shortcut`` (its up block's, FUSED_DUP_UP3D_ADDS) added to it."""
     if not walkable(module, WanResample) or module.mode not in ("upsample2d", "upsample3d"):
-        return module(x, feat_cache=feat_cache, feat_idx=feat_idx)
+        return _add_residual(module(x, feat_cache=feat_cache, feat_idx=feat_idx), shortcut)
     batch, channels, frames, height, width = x.shape
     if module.mode == "upsample3d" and feat_cache is not None:
         idx = feat_idx[0]
@@ -1219,7 +1269,7 @@ def resample(
             x = x.reshape(batch, 2, channels, frames, height, width)
             x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
             x = x.reshape(batch, channels, frames * 2, height, width)
-    return upsample_conv(module.resample, x, channels_last_convs)
+    return upsample_conv(module.resample, x, channels_last_convs, shortcut)
 
 
 def attention_block(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -1354,14 +1404,22 @@ def up_block_tail(
         if block.upsamplers is None:
             return x
         return resample(block.upsamplers[0], x, feat_cache, feat_idx, zero_rep, channels_last_convs)
-    if block.upsampler is not None:
-        x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs)
-    shortcut = block.avg_shortcut
-    if shortcut is None:
-        return x
-    if not walkable(shortcut, DupUp3D):
-        return x + shortcut(source, first_chunk=first_chunk)
-    return dup_up3d_add(x, source, shortcut.factor_t, shortcut.factor_s, shortcut.repeats, bool(first_chunk))
+    avg_shortcut = block.avg_shortcut
+    if avg_shortcut is None or not walkable(avg_shortcut, DupUp3D):
+        if block.upsampler is not None:
+            x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs)
+        return x if avg_shortcut is None else x + avg_shortcut(source, first_chunk=first_chunk)
+    shortcut = DupUp3DShortcut(
+        source, avg_shortcut.factor_t, avg_shortcut.factor_s, avg_shortcut.repeats, bool(first_chunk))
+    if block.upsampler is None:
+        return shortcut.added_to(x)
+    if FUSED_DUP_UP3D_ADDS:
+        return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut)
+    return shortcut.added_to(resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs))
+    if FUSED_DUP_UP3D_ADDS:
+        return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut)
+    x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs)
+    return _add_residual(x, shortcut)
 
 
 # The latent-resolution stage (conv_in, the mid block, the first up block's residual blocks) run on

@@ -77,18 +77,23 @@ def rms_norm_cat_pad_5d(
 
 def bias_add_contiguous(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
-    residual_bias: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None, *, dup_factor_t: int = 1, dup_factor_s: int = 1,
+    dup_repeats: int = 1, dup_drop_first: bool = False,
 ) -> torch.Tensor:
     """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout.
 
     With ``residual`` (x's shape, any layout): ``(x + bias.view(1, C, 1, 1, 1)) + residual``,
     each add rounded as ATen rounds it, in the same one pass. With ``residual_bias`` (the
     residual is a conv's output without its bias): ``+ (residual + residual_bias.view(1, C, 1, 1, 1))``,
-    that add rounded on its own too.
+    that add rounded on its own too. With DupUp3D factors (not all 1) the residual is a DupUp3D
+    source: ``+ DupUp3D(residual)`` as diffusers' ``DupUp3D(...)(residual, first_chunk=dup_drop_first)``
+    with ``factor_t``, ``factor_s`` and ``repeats`` computes it, read in place.
     """
     if not torch.compiler.is_compiling():
-        check_bias_add_contiguous_types(x, bias, residual, residual_bias)
-    return torch.ops.wanops.bias_add_contiguous(x, bias, residual, residual_bias)
+        check_bias_add_contiguous_types(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                        dup_drop_first)
+    return torch.ops.wanops.bias_add_contiguous(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s,
+                                                dup_repeats, dup_drop_first)
 
 
 def conv3d_chunked(

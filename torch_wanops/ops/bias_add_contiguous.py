@@ -8,7 +8,11 @@ block's 1x1x1 shortcut conv run without its bias) and the spec is
 ``((x + bias) + (residual + residual_bias)).contiguous()``, each add rounded once. It
 lets a convolution run on channels_last_3d input without bias and still hand on
 exactly the tensor that stock's NCDHW convolution (bias added in place afterwards),
-and a residual block's ``x + shortcut`` after it, hand on.
+and a residual block's ``x + shortcut`` after it, hand on. With DupUp3D factors
+(``dup_factor_t``, ``dup_factor_s``, ``dup_repeats``, ``dup_drop_first``; all 1 and False by
+default, the identity) the residual is a DupUp3D source and the spec is
+``((x + bias) + DupUp3D(residual)).contiguous()``: a Wan2.2 up block's shortcut added in the
+bias pass of the conv before it, without the shortcut or the biased conv output in memory.
 """
 
 from __future__ import annotations
@@ -16,52 +20,84 @@ from __future__ import annotations
 import torch
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import require, require_channel_bias, require_same_placement, require_tensor
+from torch_wanops.ops._common import (
+    require,
+    require_channel_bias,
+    require_int,
+    require_same_placement,
+    require_tensor,
+)
+from torch_wanops.ops.dup_up3d_add import check_dup_up3d_geometry, dup_up3d, dup_up3d_source_grad
 
 _kernels = _backend.kernel_module("bias_add_contiguous")
 
 
-def check_bias_add_contiguous_types(x: object, bias: object, residual: object = None,
-                                    residual_bias: object = None) -> None:
+def _is_identity_dup(factor_t: int, factor_s: int, repeats: int) -> bool:
+    return factor_t == factor_s == repeats == 1
+
+
+def check_bias_add_contiguous_types(x: object, bias: object, residual: object = None, residual_bias: object = None,
+                                    dup_factor_t: object = 1, dup_factor_s: object = 1, dup_repeats: object = 1,
+                                    dup_drop_first: object = False) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     require_tensor(x, "x")
     require_tensor(bias, "bias", ndim=1)
     require_tensor(residual, "residual", optional=True)
     require_tensor(residual_bias, "residual_bias", ndim=1, optional=True)
+    for value, name in ((dup_factor_t, "dup_factor_t"), (dup_factor_s, "dup_factor_s"), (dup_repeats, "dup_repeats")):
+        require_int(value, name)
+    if not isinstance(dup_drop_first, bool):
+        raise TypeError(f"dup_drop_first must be a bool, got {type(dup_drop_first).__name__}")
     if residual_bias is not None and residual is None:
         raise ValueError("residual_bias needs a residual to add it to")
+    if not _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats):
+        if residual is None:
+            raise ValueError("dup_factor_t, dup_factor_s and dup_repeats describe a residual: pass its DupUp3D source")
+        if residual_bias is not None:
+            raise ValueError("residual_bias cannot be combined with DupUp3D factors (dup_factor_t, dup_factor_s, "
+                             "dup_repeats)")
 
 
 def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
-                                   residual_bias: torch.Tensor | None = None) -> None:
+                                   residual_bias: torch.Tensor | None = None, dup_factor_t: int = 1,
+                                   dup_factor_s: int = 1, dup_repeats: int = 1, dup_drop_first: bool = False) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_bias_add_contiguous_types(x, bias, residual, residual_bias)
+    check_bias_add_contiguous_types(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                    dup_drop_first)
     require_channel_bias(x, bias)
     if residual_bias is not None:
         require_channel_bias(x, residual_bias, "residual_bias")
-    if residual is not None:
-        require_same_placement(x, "x", residual, "residual")
+    if residual is None:
+        return
+    require_same_placement(x, "x", residual, "residual")
+    if _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats):
         require(
             residual.shape == x.shape,
             ValueError,
             lambda: f"residual must have the shape of x {tuple(x.shape)}, got {tuple(residual.shape)}",
         )
+    else:
+        check_dup_up3d_geometry(x, residual, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first,
+                                main_name="x", source_name="residual", factor_prefix="dup_")
 
 
 def bias_add_contiguous_reference(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
-    residual_bias: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None, dup_factor_t: int = 1, dup_factor_s: int = 1, dup_repeats: int = 1,
+    dup_drop_first: bool = False,
 ) -> torch.Tensor:
     total = x + bias.view(1, -1, 1, 1, 1)
     if residual is not None:
         if residual_bias is not None:
             residual = residual + residual_bias.view(1, -1, 1, 1, 1)
+        if not _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats):
+            residual = dup_up3d(residual, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first)
         total = total + residual
     return total.contiguous()
 
 
-def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
-            residual_bias: torch.Tensor | None) -> torch.Tensor:
+def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, residual_bias: torch.Tensor | None,
+            dup_factor_t: int, dup_factor_s: int, dup_repeats: int, dup_drop_first: bool) -> torch.Tensor:
     batch, channels, frames, height, width = x.shape
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if out.numel() == 0:
@@ -69,8 +105,10 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
     # Without a residual (bias) the kernel never reads residual_ptr (residual_bias_ptr); x (bias) stands in.
     has_residual = residual is not None
     residual = residual if has_residual else x
+    identity_dup = _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats)
     x_strides, residual_strides = list(x.stride()), list(residual.stride())
-    if _backend.INTERPRETER and all(strides[3] == width * strides[4] for strides in (x_strides, residual_strides)):
+    if (_backend.INTERPRETER and identity_dup
+            and all(strides[3] == width * strides[4] for strides in (x_strides, residual_strides))):
         # The interpreter's cost is per program (one line each): where every row of a frame
         # follows the last in x and the residual, as in the output, a frame is one line.
         height, width = 1, height * width
@@ -80,9 +118,12 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
             x, bias, out, residual, bias if residual_bias is None else residual_bias, channels, frames, height, width,
-            c_blocks, w_blocks, *x_strides, *residual_strides,
+            c_blocks, w_blocks, dup_factor_t - 1 if dup_drop_first else 0, *x_strides, *residual_strides,
             HAS_RESIDUAL=has_residual,
             HAS_RESIDUAL_BIAS=residual_bias is not None,
+            FACTOR_T=dup_factor_t,
+            FACTOR_S=dup_factor_s,
+            REPEATS=dup_repeats,
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,
             BLOCK_W=block_w,
@@ -93,32 +134,43 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
 
 torch.library.define(
     "wanops::bias_add_contiguous",
-    "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None) -> Tensor",
+    "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None, int dup_factor_t=1, "
+    "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False) -> Tensor",
 )
 
 
 @torch.library.impl("wanops::bias_add_contiguous", "default")
-def _bias_add_contiguous_impl(x, bias, residual=None, residual_bias=None):
-    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+def _bias_add_contiguous_impl(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
+                              dup_repeats=1, dup_drop_first=False):
+    args = (x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first)
+    check_bias_add_contiguous_args(*args)
     if _backend.uses_kernel(x, _kernels):
-        return _launch(x, bias, residual, residual_bias)
-    return bias_add_contiguous_reference(x, bias, residual, residual_bias)
+        return _launch(*args)
+    return bias_add_contiguous_reference(*args)
 
 
 @torch.library.register_fake("wanops::bias_add_contiguous")
-def _bias_add_contiguous_fake(x, bias, residual=None, residual_bias=None):
-    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+def _bias_add_contiguous_fake(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
+                              dup_repeats=1, dup_drop_first=False):
+    check_bias_add_contiguous_args(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                   dup_drop_first)
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
 def _setup_context(ctx, inputs, output):
-    ctx.has_residual = inputs[2] is not None
-    ctx.has_residual_bias = inputs[3] is not None
+    residual, residual_bias = inputs[2], inputs[3]
+    ctx.residual_shape = None if residual is None else tuple(residual.shape)
+    ctx.has_residual_bias = residual_bias is not None
+    ctx.dup_factors = tuple(inputs[4:8])
 
 
 def _backward(ctx, grad):
     bias_grad = grad.sum(dim=(0, 2, 3, 4))
-    return grad, bias_grad, grad if ctx.has_residual else None, bias_grad if ctx.has_residual_bias else None
+    residual_grad = None
+    if ctx.residual_shape is not None:
+        identity = _is_identity_dup(*ctx.dup_factors[:3])
+        residual_grad = grad if identity else dup_up3d_source_grad(grad, ctx.residual_shape, *ctx.dup_factors)
+    return (grad, bias_grad, residual_grad, bias_grad if ctx.has_residual_bias else None) + (None,) * 4
 
 
 torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_context=_setup_context)

@@ -48,30 +48,39 @@ def check_dup_up3d_add_types(
         raise TypeError(f"drop_first must be a bool, got {type(drop_first).__name__}")
 
 
-def check_dup_up3d_add_args(
-    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+def check_dup_up3d_geometry(
+    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool,
+    main_name: str = "main", source_name: str = "source", factor_prefix: str = "",
 ) -> None:
-    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_dup_up3d_add_types(main, source, factor_t, factor_s, repeats, drop_first)
-    require_same_placement(main, "main", source, "source")
+    """Raise ``ValueError`` naming the argument unless ``DupUp3D(source)`` with these factors has main's shape."""
     for value, name in ((factor_t, "factor_t"), (factor_s, "factor_s")):
         if not _is_power_of_two(value):
-            raise ValueError(f"{name} must be a positive power of two, got {value}")
+            raise ValueError(f"{factor_prefix}{name} must be a positive power of two, got {value}")
     if repeats <= 0:
-        raise ValueError(f"repeats must be positive, got {repeats}")
+        raise ValueError(f"{factor_prefix}repeats must be positive, got {repeats}")
     factor = factor_t * factor_s * factor_s
     require(
         source.shape[1] * repeats % factor == 0,
         ValueError,
-        lambda: f"repeats={repeats} is inconsistent with source's {source.shape[1]} channels: "
+        lambda: f"{factor_prefix}repeats={repeats} is inconsistent with {source_name}'s {source.shape[1]} channels: "
         f"channels * repeats must be a multiple of factor_t * factor_s**2 = {factor}",
     )
     expected = expected_main_shape(source, factor_t, factor_s, repeats, drop_first)
     require(
         tuple(main.shape) == expected,
         ValueError,
-        lambda: f"main must have shape {expected} for this source and these factors, got {tuple(main.shape)}",
+        lambda: f"{main_name} must have shape {expected} for this {source_name} and these factors, "
+        f"got {tuple(main.shape)}",
     )
+
+
+def check_dup_up3d_add_args(
+    main: torch.Tensor, source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
+    check_dup_up3d_add_types(main, source, factor_t, factor_s, repeats, drop_first)
+    require_same_placement(main, "main", source, "source")
+    check_dup_up3d_geometry(main, source, factor_t, factor_s, repeats, drop_first)
 
 
 def dup_up3d(source: torch.Tensor, factor_t: int, factor_s: int, repeats: int, drop_first: bool) -> torch.Tensor:
@@ -163,19 +172,21 @@ def _dup_up3d_add_setup_context(ctx, inputs, output):
     ctx.factors = (factor_t, factor_s, repeats, drop_first)
 
 
+def dup_up3d_source_grad(grad: torch.Tensor, source_shape: tuple[int, ...], factor_t: int, factor_s: int,
+                         repeats: int, drop_first: bool) -> torch.Tensor:
+    """The gradient of ``DupUp3D(source)`` with respect to source, given the gradient of its output."""
+    batch, channels, frames, height, width = source_shape
+    if drop_first and factor_t > 1:
+        # The dropped leading frames received no gradient.
+        grad = torch.nn.functional.pad(grad, (0, 0, 0, 0, factor_t - 1, 0))
+    out_channels = channels * repeats // (factor_t * factor_s * factor_s)
+    grad = grad.reshape(batch, out_channels, frames, factor_t, height, factor_s, width, factor_s)
+    grad = grad.permute(0, 1, 3, 5, 7, 2, 4, 6).reshape(batch, channels, repeats, frames, height, width)
+    return grad.sum(dim=2)
+
+
 def _dup_up3d_add_backward(ctx, grad):
-    batch, channels, frames, height, width = ctx.source_shape
-    factor_t, factor_s, repeats, drop_first = ctx.factors
-    grad_source = None
-    if ctx.needs_input_grad[1]:
-        full = grad
-        if drop_first and factor_t > 1:
-            # The dropped leading frames received no gradient.
-            full = torch.nn.functional.pad(grad, (0, 0, 0, 0, factor_t - 1, 0))
-        out_channels = channels * repeats // (factor_t * factor_s * factor_s)
-        full = full.reshape(batch, out_channels, frames, factor_t, height, factor_s, width, factor_s)
-        full = full.permute(0, 1, 3, 5, 7, 2, 4, 6).reshape(batch, channels, repeats, frames, height, width)
-        grad_source = full.sum(dim=2)
+    grad_source = dup_up3d_source_grad(grad, ctx.source_shape, *ctx.factors) if ctx.needs_input_grad[1] else None
     return grad, grad_source, None, None, None, None
 
 
