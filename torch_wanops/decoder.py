@@ -1416,10 +1416,6 @@ def up_block_tail(
     if FUSED_DUP_UP3D_ADDS:
         return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut)
     return shortcut.added_to(resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs))
-    if FUSED_DUP_UP3D_ADDS:
-        return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut)
-    x = resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs)
-    return _add_residual(x, shortcut)
 
 
 # The latent-resolution stage (conv_in, the mid block, the first up block's residual blocks) run on
