@@ -291,7 +291,8 @@ def launch_channel_norm(x: torch.Tensor, bias: torch.Tensor | None = None) -> to
 # Whether channel_norm_kernel gives ATen's bits for a contiguous x of this geometry (what stock
 # reduces), per (shape, dtype, device): checked once, one check at a time. ATen picks its order
 # by shape (threads per column, vectorization); measured on the H200, shapes with 1024 channels
-# take another one and are refused.
+# take another one and are refused: ATen also splits their channels over blocks, as many as the
+# column count and the SM count give (gpu-logs/session33/E), which this kernel does not model.
 _kernel_norm_verdicts: dict[tuple, bool] = {}
 _kernel_norm_check = threading.Lock()
 
