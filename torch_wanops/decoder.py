@@ -67,6 +67,7 @@ from torch_wanops.ops import (
 from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
+from torch_wanops.ops.dup_up3d_add import expected_main_shape
 from torch_wanops.ops.rms_norm_cat_pad_5d import frame_chunks, per_frame_chunk
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
@@ -365,7 +366,7 @@ class DupUp3DShortcut(NamedTuple):
     def added_to(self, x: torch.Tensor) -> torch.Tensor:
         """``x + shortcut``; a resample Conv2d's 4-D (B * T, C, H, W) x as its 5-D view first."""
         if x.dim() == 4:
-            x = _frames_to_5d(x, self.source.shape[2] * self.factor_t - (self.factor_t - 1 if self.drop_first else 0))
+            x = _frames_to_5d(x, expected_main_shape(self.source, *self[1:])[2])
         return dup_up3d_add(x, self.source, self.factor_t, self.factor_s, self.repeats, self.drop_first)
 
 

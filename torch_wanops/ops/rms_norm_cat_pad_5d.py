@@ -136,11 +136,17 @@ def _with_bias(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     return x if bias is None else (x + bias.view(1, -1, 1, 1, 1)).contiguous()
 
 
-def frame_chunks(x: torch.Tensor, norm_frames: int) -> list[torch.Tensor]:
-    """x's chunks of ``norm_frames`` frames, each contiguous as a chunk of its own is; [x] for 0 or all frames."""
+def _frame_slices(x: torch.Tensor, norm_frames: int) -> list[torch.Tensor]:
+    """x's views of ``norm_frames`` frames each; [x] for 0 or all frames."""
     if not 0 < norm_frames < x.shape[2]:
         return [x]
-    return [x[:, :, t:t + norm_frames].contiguous() for t in range(0, x.shape[2], norm_frames)]
+    return [x[:, :, t:t + norm_frames] for t in range(0, x.shape[2], norm_frames)]
+
+
+def frame_chunks(x: torch.Tensor, norm_frames: int) -> list[torch.Tensor]:
+    """x's chunks of ``norm_frames`` frames, each contiguous as a chunk of its own is; [x] for 0 or all frames."""
+    chunks = _frame_slices(x, norm_frames)
+    return chunks if len(chunks) == 1 else [chunk.contiguous() for chunk in chunks]
 
 
 def per_frame_chunk(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, norm_frames: int) -> torch.Tensor:
@@ -236,8 +242,8 @@ def _channel_norm(x: torch.Tensor, norm_frames: int = 0) -> torch.Tensor:
     if 0 < norm_frames < x.shape[2]:
         # A chunk of its own is contiguous. A slice reduces otherwise in general (on the CPU, and fp32, whose
         # x.float() is x itself), so it is copied unless measured to reduce as its copy does.
-        chunks = (x[:, :, t:t + norm_frames] for t in range(0, x.shape[2], norm_frames))
-        return torch.cat([_channel_norm(c if _upcast_in_reduction_exact(c) else c.contiguous()) for c in chunks], 2)
+        return torch.cat([_channel_norm(c if _upcast_in_reduction_exact(c) else c.contiguous())
+                          for c in _frame_slices(x, norm_frames)], 2)
     if _upcast_in_reduction_exact(x):
         # The bits of reducing x.float() without writing and reading the fp32 copy.
         return torch.linalg.vector_norm(x, dim=1, keepdim=True, dtype=torch.float32)
