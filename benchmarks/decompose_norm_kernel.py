@@ -99,7 +99,8 @@ def decompose(dtype: torch.dtype) -> None:
 def sweep_channel_norm() -> None:
     """channel_norm_kernel against ATen's reduction (contiguous x), and its BLOCK and warps."""
     kernel = rms._norm_kernels.channel_norm_kernel
-    for channels, frames, height, width in ((96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208)):
+    for channels, frames, height, width in ((96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208),
+                                            (1024, 2, 60, 104)):
         for raw in (False, True):
             x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
             if raw:
@@ -109,12 +110,13 @@ def sweep_channel_norm() -> None:
             if not raw:
                 print(f"{label} ATen: {time_ms(lambda: rms._channel_norm(x)):.4f} ms", flush=True)
             expected = rms.launch_channel_norm(x, bias)
+            ctas = rms._chunk_ctas(x, 0)  # ATen's block split of 1024 channels
             out = torch.empty_like(expected)
             for block in (32, 64, 128, 256):
                 for warps in (2, 4, 8):
                     def launch(block=block, warps=warps):
                         kernel[(-(-out.numel() // block),)](
-                            x, x if bias is None else bias, out, channels, frames, height, width, out.numel(),
+                            x, x if bias is None else bias, out, channels, frames, height, width, out.numel(), ctas,
                             *x.stride(), HAS_BIAS=raw, INDEX64=False, BLOCK=block, num_warps=warps)
                     launch()
                     if not torch.equal(out, expected):

@@ -30,6 +30,8 @@ import itertools
 
 import torch
 
+from torch_wanops.ops.rms_norm_cat_pad_5d import aten_ctas_per_output
+
 NORM_SHAPES = [(1, 96, 4, 480, 832), (1, 192, 4, 240, 416), (1, 384, 4, 120, 208), (1, 384, 2, 60, 104),
                (1, 384, 1, 60, 104), (1, 1024, 4, 60, 104), (1, 512, 3, 120, 208), (1, 256, 4, 240, 416),
                (2, 256, 1, 30, 52), (1, 96, 2, 64, 64),
@@ -38,20 +40,6 @@ NORM_SHAPES = [(1, 96, 4, 480, 832), (1, 192, 4, 240, 416), (1, 384, 4, 120, 208
                (1, 1024, 4, 120, 208)]
 VECTOR_ACCUMULATORS = (1, 2, 4, 8)
 THREADS_PER_COLUMN = (1, 2, 4, 8, 16, 32, 64)
-# Reduce.cuh's constants for this reduction: 4 outputs per thread, 32 x 4 threads per block.
-OUTPUT_VECTOR, BLOCK_WIDTH, BLOCK_HEIGHT = 4, 32, 4
-MIN_VALUES_PER_THREAD, MAX_VALUES_PER_THREAD = 16, 256
-
-
-def aten_ctas_per_output(channels: int, columns: int, sms: int, threads_per_sm: int) -> int:
-    """How many blocks ``setReduceConfig`` splits each column's channels over (1: no split)."""
-    values_per_thread = -(-channels // BLOCK_HEIGHT)
-    grid = -(-(columns // OUTPUT_VECTOR) // BLOCK_WIDTH)
-    target_grid = sms * (threads_per_sm // (BLOCK_WIDTH * BLOCK_HEIGHT))
-    if values_per_thread < MAX_VALUES_PER_THREAD or grid > target_grid:
-        return 1
-    return max(min(-(-target_grid // grid), -(-values_per_thread // MIN_VALUES_PER_THREAD)),
-               -(-values_per_thread // MAX_VALUES_PER_THREAD))
 
 
 def tree_sum(values: list[torch.Tensor]) -> torch.Tensor:

@@ -42,6 +42,7 @@ from torch_wanops.ops.cat_pad_5d import NormPrologue, launch_cat_pad_5d
 from torch_wanops.ops.rms_norm_cat_pad_5d import (
     _channel_norm,
     _out_strides,
+    aten_ctas_per_output,
     channel_norm_reference,
     kernel_norm_is_atens,
     launch_channel_norm,
@@ -235,31 +236,50 @@ def test_tf32_out_under_interpreter_rounds_only_the_conv_input(case, with_bias):
 
 @st.composite
 def channel_norm_cases(draw):
-    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 40)), draw(st.integers(1, 3)), draw(st.integers(1, 4)),
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 80)), draw(st.integers(1, 3)), draw(st.integers(1, 4)),
              draw(st.integers(1, 5)))
+    # ATen's block split: none (1), and counts it takes at 1024 channels on an H200 (3, 5, 16), or any other
+    ctas = draw(st.sampled_from([1, 1, 2, 3, 5, 16]))
     return shape, draw(st.sampled_from([torch.bfloat16, torch.float16])), draw(st.sampled_from(LAYOUTS)), \
-        draw(st.booleans()), draw(st.integers(0, 2**16))
+        draw(st.booleans()), ctas, draw(st.integers(0, 2**16))
 
 
 @needs_interpreter
 @given(case=channel_norm_cases())
-@example(case=((2, 33, 2, 3, 4), torch.bfloat16, "channels_last", True, 5))
+@example(case=((2, 33, 2, 3, 4), torch.bfloat16, "channels_last", True, 1, 5))
+@example(case=((1, 80, 2, 3, 4), torch.bfloat16, "contiguous", False, 5, 6))
+@example(case=((2, 70, 1, 2, 3), torch.float16, "channels_last", True, 16, 7))
 def test_channel_norm_kernel_adds_in_its_order_under_interpreter(case):
-    """channel_norm_kernel against its torch spec (16 partial sums, ATen's CUDA order), in any layout,
-    with and without a bias; fp32 is left to the GPU (the spec's fp64 fma can round twice)."""
-    shape, dtype, layout, with_bias, seed = case
+    """channel_norm_kernel against its torch spec (16 partial sums per block over ``ctas`` blocks, ATen's CUDA
+    order), in any layout, with and without a bias; fp32 is left to the GPU (the spec's fp64 fma can round twice)."""
+    shape, dtype, layout, with_bias, ctas, seed = case
     x = make_layout(random_tensor(shape, dtype, "cpu", seed) * 3, layout)
     bias = random_tensor((shape[1],), dtype, "cpu", seed + 1) if with_bias else None
-    got = launch_channel_norm(x, bias)
+    got = launch_channel_norm(x, bias, ctas=ctas)
     assert got.shape == (shape[0], 1, *shape[2:]) and got.dtype == torch.float32 and got.is_contiguous()
-    assert torch.equal(got, channel_norm_reference(x, bias))
+    assert torch.equal(got, channel_norm_reference(x, bias, ctas))
 
 
 def test_channel_norm_spec_is_not_a_sequential_sum():
-    # The 16-partial order is not how the CPU adds: the spec would be vacuous if the two agreed.
+    # The 16-partial order is not how the CPU adds, and the block split is another order again:
+    # the spec would be vacuous if they agreed.
     x = random_tensor((1, 96, 2, 8, 8), torch.bfloat16, "cpu", 0) * 3
     sequential = torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
-    assert not torch.equal(channel_norm_reference(x), sequential)
+    unsplit = channel_norm_reference(x)
+    assert not torch.equal(unsplit, sequential)
+    wide = random_tensor((1, 1024, 1, 8, 8), torch.bfloat16, "cpu", 1) * 3
+    assert not torch.equal(channel_norm_reference(wide, ctas=16), channel_norm_reference(wide))
+    assert not torch.equal(channel_norm_reference(wide, ctas=16), channel_norm_reference(wide, ctas=5))
+
+
+@pytest.mark.parametrize("channels, columns, ctas", [
+    # Measured on an H200 (132 SMs, 2048 threads each; gpu-logs/session33/E): the count that gives ATen's bits
+    (1024, 1560, 16), (1024, 7800, 16), (1024, 12480, 16), (1024, 62400, 5), (1024, 99840, 3),
+    # no split: under 256 channels per thread, or more columns than resident blocks hold
+    (512, 12480, 1), (384, 99840, 1), (96, 1597440, 1), (1024, 4 * 128 * 2112 + 4 * 128, 1),
+])
+def test_aten_ctas_per_output_at_measured_shapes(channels, columns, ctas):
+    assert aten_ctas_per_output(channels, columns, 132, 2048) == ctas
 
 
 def test_kernel_norm_is_not_taken_off_cuda():
@@ -612,22 +632,50 @@ def test_channel_norm_is_the_norm_of_the_fp32_copy_on_cuda(dtype, layout, shape)
     assert torch.equal(_channel_norm(x), torch.linalg.vector_norm(x.float(), dim=1, keepdim=True))
 
 
+# More of Wan2.2's 1024-channel norm geometries at 480x832 (channels, frames, height, width): the latent stage's and
+# the up blocks' chunks, which ATen reduces with its channels split over blocks (16, 16, 5 and 3 on an H200).
+WIDE_NORM_SHAPES = [(1024, 5, 30, 52), (1024, 2, 60, 104), (1024, 10, 60, 104),
+                    (1024, 4, 120, 208)]
+
+
 @cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+@pytest.mark.parametrize("shape", [s[:4] for s in REAL_SHAPES] + WIDE_NORM_SHAPES, ids=str)
 def test_channel_norm_kernel_is_atens_at_real_decoder_sizes_on_cuda(dtype, shape):
-    """The measured fact RAW_CONV_OUTPUT_NORMS rests on: at the decoder's norm sizes under 1024 channels
-    ATen's CUDA channel norm of a contiguous x adds in channel_norm_kernel's order (16 channels, the latent
-    conv's input, which no norm sees, adds in another); the op's check says what the comparison says."""
-    channels, frames, height, width = shape[:4]
-    x = random_tensor((1, channels, frames, height, width), dtype, "cuda", 0) * 3
+    """The measured fact RAW_CONV_OUTPUT_NORMS rests on: at the decoder's norm sizes ATen's CUDA channel norm
+    of a contiguous x adds in channel_norm_kernel's order, with ATen's block split at 1024 channels (16
+    channels, the latent conv's input, which no norm sees, adds in another); the op's check says what the
+    comparison says."""
+    x = random_tensor((1, *shape), dtype, "cuda", 0) * 3
     same = torch.equal(launch_channel_norm(x), _channel_norm(x))
     rms_module._kernel_norm_verdicts.clear()
     assert kernel_norm_is_atens(x) == same
-    if 96 <= channels < 1024:
+    if shape[0] >= 96:
         assert same
     # The order does not depend on the layout the kernel reads.
     assert torch.equal(launch_channel_norm(x.contiguous(memory_format=torch.channels_last_3d)), launch_channel_norm(x))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape, norm_frames", [((1024, 5, 30, 52), 1), ((1024, 10, 60, 104), 2),
+                                                ((1024, 4, 120, 208), 0)], ids=str)
+def test_wide_raw_conv_outputs_by_chunk_on_cuda(dtype, shape, norm_frames):
+    """Wan2.2's 1024-channel raw conv outputs, several chunks per call as the latent stage runs them: each
+    chunk's norm is reduced with the block split of a chunk's column count (not of all frames'), by the kernel."""
+    channels, frames, height, width = shape
+    raw = (random_tensor((1, *shape), dtype, "cuda", 0) * 3).contiguous(memory_format=torch.channels_last_3d)
+    bias = random_tensor((channels,), dtype, "cuda", 1)
+    norm = stock_norm(channels, dtype, "cuda", 2)
+    chunk = norm_frames or frames
+    rms_module._kernel_norm_verdicts.clear()
+    with torch.no_grad():
+        normalized = torch.cat([nn.SiLU()(norm(stock_conv_output(raw[:, :, t:t + chunk], bias)))
+                                for t in range(0, frames, chunk)], 2)
+        out, next_cache = rms_norm_cat_pad_5d(raw, norm.gamma, norm.scale, True, None, (1, 1, 1, 1, 2, 0), 2, True,
+                                              bias, False, norm_frames)
+    assert list(rms_module._kernel_norm_verdicts.values()) == [True]
+    check_outputs(out, next_cache, normalized, raw, None, (1, 1, 1, 1, 2, 0), 2, True, stock_layout=False)
 
 
 @cuda

@@ -55,6 +55,7 @@ SEPARATE_SHORTCUT_BIASES_VARIANT = "wanops-eager-separate-shortcut-biases"
 UNBATCHED_LATENT_STAGE_VARIANT = "wanops-eager-unbatched-latent-stage"
 STAGE_TO_FIRST_UP_BLOCK_VARIANT = "wanops-eager-stage-to-first-up-block"
 SEPARATE_DUP_UP3D_ADDS_VARIANT = "wanops-eager-separate-dup-up3d-adds"
+UNSPLIT_KERNEL_NORMS_VARIANT = "wanops-eager-unsplit-kernel-norms"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -73,6 +74,7 @@ LEVER_SWITCHES = {
     UNBATCHED_LATENT_STAGE_VARIANT: ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", False),
     STAGE_TO_FIRST_UP_BLOCK_VARIANT: ("torch_wanops.decoder", "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", False),
     SEPARATE_DUP_UP3D_ADDS_VARIANT: ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", False),
+    UNSPLIT_KERNEL_NORMS_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "BLOCK_SPLIT_NORMS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -35,6 +35,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FP32_CHANNELS_LAST_CONVS", "CUDA fp32: channels_last_convs for fp32 too"),
     ("torch_wanops.decoder", "FP16_CHANNELS_LAST_CONVS", "CUDA fp16: channels_last_convs for fp16 too"),
     ("torch_wanops.decoder", "RAW_CONV_OUTPUT_NORMS", "CUDA, with channels_last_convs: conv1's bias added by the norm"),
+    ("torch_wanops.ops.rms_norm_cat_pad_5d", "BLOCK_SPLIT_NORMS", "CUDA, with RAW_CONV_OUTPUT_NORMS: 1024-channel norms in ATen's block-split order"),
     ("torch_wanops.decoder", "CHUNKED_CONVS", "CUDA bf16/fp16/TF32 fp32, with channels_last_convs: conv3d_chunked where it gives cuDNN's bits"),
     ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", "CUDA, with channels_last_convs: weights copied by channels_last_copy"),
     ("torch_wanops.decoder", "TF32_GRID_CONV_INPUTS", "CUDA TF32 fp32, with CHUNKED_CONVS: the fused norm writes checked chunked convs' inputs on the TF32 grid"),

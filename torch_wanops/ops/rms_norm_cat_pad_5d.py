@@ -250,33 +250,83 @@ def _channel_norm(x: torch.Tensor, norm_frames: int = 0) -> torch.Tensor:
     return torch.linalg.vector_norm(x.float(), dim=1, keepdim=True)
 
 
-def channel_norm_reference(x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+# Reduce.cuh's launch constants for this reduction: 4 outputs per thread, blocks of 32 x 4 threads.
+_OUTPUT_VECTOR, _BLOCK_WIDTH, _BLOCK_HEIGHT = 4, 32, 4
+_MIN_VALUES_PER_THREAD, _MAX_VALUES_PER_THREAD = 16, 256
+
+
+def aten_ctas_per_output(channels: int, columns: int, sms: int, threads_per_sm: int) -> int:
+    """How many blocks ATen's CUDA reduction (``setReduceConfig``) splits each column's channels over, for a
+    channel norm of ``columns`` outputs on a GPU of ``sms`` multiprocessors; 1: no split. Read off
+    ``Reduce.cuh`` and checked against ATen's bits at Wan2.2's 1024-channel shapes (gpu-logs/session33/E)."""
+    values_per_thread = -(-channels // _BLOCK_HEIGHT)
+    grid = -(-(columns // _OUTPUT_VECTOR) // _BLOCK_WIDTH)
+    target_grid = sms * (threads_per_sm // (_BLOCK_WIDTH * _BLOCK_HEIGHT))
+    if values_per_thread < _MAX_VALUES_PER_THREAD or grid > target_grid:
+        return 1
+    return max(min(-(-target_grid // grid), -(-values_per_thread // _MIN_VALUES_PER_THREAD)),
+               -(-values_per_thread // _MAX_VALUES_PER_THREAD))
+
+
+def _chunk_ctas(x: torch.Tensor, norm_frames: int) -> int:
+    """ATen's block count for the channel norm of one of x's chunks of ``norm_frames`` frames (all of x for 0)
+    on x's GPU; 1 off CUDA."""
+    if not x.is_cuda:
+        return 1
+    batch, channels, frames, height, width = x.shape
+    if 0 < norm_frames < frames:
+        frames = norm_frames
+    properties = torch.cuda.get_device_properties(x.device)
+    return aten_ctas_per_output(channels, batch * frames * height * width, properties.multi_processor_count,
+                                properties.max_threads_per_multi_processor)
+
+
+def channel_norm_reference(x: torch.Tensor, bias: torch.Tensor | None = None, ctas: int = 1) -> torch.Tensor:
     """``channel_norm_kernel``'s spec from torch ops: the fp32 norm over channels of ``x + bias``, in its order.
 
-    Channel ``c`` goes to partial sum ``c % 16`` (thread ``c % 4``, accumulator ``(c // 4) % 4``),
-    each partial an fma chain over its channels in order (the square of a 16-bit value is exact in
-    fp32, so ``+ v * v`` is that fma; for fp32 x it is taken in fp64, which can round twice where
-    the kernel's fma rounds once), then each thread's accumulators in order and the threads as
-    ``(t0 + t2) + (t1 + t3)``; the square root correctly rounded (through fp64: torch's CPU fp32
-    sqrt is not, in some lanes).
+    Block ``k`` (of ``ctas``) holds channels ``c`` with ``(c // 4) % ctas == k``: thread ``c % 4``,
+    accumulator ``(c // (4 * ctas)) % 4``, each accumulator an fma chain over its channels in order (the
+    square of a 16-bit value is exact in fp32, so ``+ v * v`` is that fma; for fp32 x it is taken in fp64,
+    which can round twice where the kernel's fma rounds once). Each thread adds its accumulators in order,
+    a block's threads combine as ``(t0 + t2) + (t1 + t3)``, and the block sums are added up as the last
+    block's thread ``y`` adds blocks ``y, y + 4, ...``, combined by the same tree; the square root
+    correctly rounded (through fp64: torch's CPU fp32 sqrt is not, in some lanes).
     """
     values = _with_bias(x, bias).float()
     channels = values.shape[1]
     columns = values.movedim(1, 0).reshape(channels, -1)
-    partial = [torch.zeros_like(columns[0]) for _ in range(16)]
+    zero = torch.zeros_like(columns[0])
+    partial = {}
     for c in range(channels):
-        lane = c % 16
+        lane = ((c // 4) % ctas, c % 4, (c // (4 * ctas)) % 4)  # (block, thread, accumulator)
+        square_sum = partial.get(lane, zero)
         if x.dtype == torch.float32:
-            partial[lane] = (partial[lane].double() + columns[c].double() * columns[c].double()).float()
+            partial[lane] = (square_sum.double() + columns[c].double() * columns[c].double()).float()
         else:
-            partial[lane] = partial[lane] + columns[c] * columns[c]
-    threads = [((partial[y] + partial[4 + y]) + partial[8 + y]) + partial[12 + y] for y in range(4)]
-    total = (threads[0] + threads[2]) + (threads[1] + threads[3])
-    return torch.sqrt(total.double()).float().reshape(values.shape[0], 1, *values.shape[2:])
+            partial[lane] = square_sum + columns[c] * columns[c]
+
+    def tree(four: list[torch.Tensor]) -> torch.Tensor:
+        return (four[0] + four[2]) + (four[1] + four[3])
+
+    def thread_sum(k: int, y: int) -> torch.Tensor:
+        a = [partial.get((k, y, i), zero) for i in range(4)]
+        return ((a[0] + a[1]) + a[2]) + a[3]
+
+    block_sums = [tree([thread_sum(k, y) for y in range(4)]) for k in range(ctas)]
+    last_block = []
+    for y in range(4):
+        total = zero
+        for block_sum in block_sums[y::4]:
+            total = total + block_sum
+        last_block.append(total)
+    return torch.sqrt(tree(last_block).double()).float().reshape(values.shape[0], 1, *values.shape[2:])
 
 
-def launch_channel_norm(x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """``channel_norm_kernel`` on x in any layout: the (B, 1, T, H, W) fp32 norm of ``x + bias``."""
+def launch_channel_norm(
+    x: torch.Tensor, bias: torch.Tensor | None = None, norm_frames: int = 0, ctas: int | None = None
+) -> torch.Tensor:
+    """``channel_norm_kernel`` on x in any layout: the (B, 1, T, H, W) fp32 norm of ``x + bias``, with
+    ATen's block split for x's chunks of ``norm_frames`` frames on x's GPU unless ``ctas`` is given."""
     batch, channels, frames, height, width = x.shape
     out = torch.empty((batch, 1, frames, height, width), dtype=torch.float32, device=x.device)
     columns = out.numel()
@@ -285,7 +335,8 @@ def launch_channel_norm(x: torch.Tensor, bias: torch.Tensor | None = None) -> to
     block = 128
     with _backend.device_of(x):
         _norm_kernels.channel_norm_kernel[(-(-columns // block),)](
-            x, x if bias is None else bias, out, channels, frames, height, width, columns, *x.stride(),
+            x, x if bias is None else bias, out, channels, frames, height, width, columns,
+            _chunk_ctas(x, norm_frames) if ctas is None else ctas, *x.stride(),
             HAS_BIAS=bias is not None,
             INDEX64=_backend.index_needs_int64(x, out),
             BLOCK=block,
@@ -296,11 +347,13 @@ def launch_channel_norm(x: torch.Tensor, bias: torch.Tensor | None = None) -> to
 
 # Whether channel_norm_kernel gives ATen's bits for a contiguous x of this geometry (what stock
 # reduces), per (shape, dtype, device): checked once, one check at a time. ATen picks its order
-# by shape (threads per column, vectorization); measured on the H200, shapes with 1024 channels
-# take another one and are refused: ATen also splits their channels over blocks, as many as the
-# column count and the SM count give (gpu-logs/session33/E), which this kernel does not model.
+# by shape (threads per column, vectorization, the block split of 1024 channels); a geometry
+# whose order the kernel does not reproduce is refused.
 _kernel_norm_verdicts: dict[tuple, bool] = {}
 _kernel_norm_check = threading.Lock()
+# channel_norm_kernel taken for geometries ATen splits over blocks (1024 channels) too, in its split
+# order; off, they are refused unchecked, and their sums written out for ATen (the order before session 34).
+BLOCK_SPLIT_NORMS = True
 
 
 def kernel_norm_is_atens(x: torch.Tensor, norm_frames: int = 0) -> bool:
@@ -314,6 +367,8 @@ def kernel_norm_is_atens(x: torch.Tensor, norm_frames: int = 0) -> bool:
     shape = list(x.shape)
     if 0 < norm_frames < shape[2]:
         shape[2] = norm_frames
+    if not BLOCK_SPLIT_NORMS and _chunk_ctas(x, norm_frames) > 1:
+        return False
     key = (tuple(shape), x.dtype, x.device)
     verdict = _kernel_norm_verdicts.get(key)
     if verdict is not None:
@@ -346,7 +401,7 @@ def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_
         if bias is not None and not kernel_norm_is_atens(x, norm_frames):
             # Stock's conv output written out, for ATen to reduce.
             x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
-        norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias)
+        norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias, norm_frames)
         prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(
