@@ -3,6 +3,7 @@
     python benchmarks/sweep_tiles.py                 # the plain copy (cat_pad_5d)
     python benchmarks/sweep_tiles.py --norm          # with the norm + SiLU prologue (rms_norm_cat_pad_5d)
     python benchmarks/sweep_tiles.py --bias-add      # bias_add_contiguous's transposing tile
+    python benchmarks/sweep_tiles.py --bias-add --dup-residual   # ... adding Wan2.2's DupUp3D shortcuts
     python benchmarks/sweep_tiles.py --upsample      # upsample_nearest_2x's (transposing) line tile
     python benchmarks/sweep_tiles.py --norm --dtype fp32   # any of these in fp32 (default bf16); fp32 norms
                                                            # write TF32-grid conv inputs, as the decoder's do
@@ -34,6 +35,10 @@ CASES = [  # (label, channels, frames, height, width, layout); "transposing": NC
 
 # bias_add_contiguous inputs: the lever's channels-last conv outputs (channels, frames, height, width).
 BIAS_CASES = [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208), (96, 4, 960, 1664)]
+# With a DupUp3D shortcut (FUSED_DUP_UP3D_ADDS): Wan2.2's upsampler conv outputs at 480x832, the up block's
+# contiguous input as the source, (factor_t, factor_s, repeats).
+DUP_RESIDUAL_CASES = [((512, 4, 240, 416), (1024, 4, 120, 208), (1, 2, 2)),
+                      ((1024, 4, 120, 208), (1024, 2, 60, 104), (2, 2, 8))]
 # upsample_nearest_2x inputs (channels, frames, height, width): Wan2.1's upsamplers at 480x832 and
 # one at 720x1280. Channels-last output from NCDHW x: a transposing copy that writes 4x what it reads.
 UPSAMPLE_CASES = [(192, 4, 240, 416), (384, 4, 120, 208), (384, 2, 60, 104), (192, 4, 360, 640)]
@@ -45,14 +50,17 @@ WIDTH_FASTEST_BLOCKS = ((1, 2, 4, 8, 16, 32), (64, 128, 256, 512, 1024))
 
 
 def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, nbytes: int, out: torch.Tensor,
-                      blocks: tuple = TRANSPOSING_BLOCKS) -> None:
-    """Time ``op`` per (BLOCK_C, BLOCK_W, warps) from ``_backend.<tile_function>``; a copy of ``out`` is the ceiling."""
+                      blocks: tuple = TRANSPOSING_BLOCKS, expected: torch.Tensor | None = None) -> None:
+    """Time ``op`` per (BLOCK_C, BLOCK_W, warps) from ``_backend.<tile_function>``; a copy of ``out`` is the ceiling.
+    With ``expected``, each tile's result must equal it."""
     original = getattr(_backend, tile_function)
     try:
         for block_c in blocks[0]:
             for block_w in blocks[1]:
                 for warps in (4, 8):
                     setattr(_backend, tile_function, lambda *args, tile=(block_c, block_w, warps), **kwargs: tile)
+                    if expected is not None and not torch.equal(op(), expected):
+                        raise AssertionError(f"{label}: tile {block_c} x {block_w}, {warps} warps changed bits")
                     ms = triton.testing.do_bench(op, return_mode="median")
                     print(f"{label:<18} block_c {block_c:>3} block_w {block_w:>3} warps {warps}: "
                           f"{ms:.4f} ms {nbytes / ms / 1e6:.0f} GB/s", flush=True)
@@ -65,15 +73,26 @@ def sweep_block_tiles(label: str, op, tile_function: str, default_args: tuple, n
     print(f"{label:<18} copy of the output: {ms:.4f} ms", flush=True)
 
 
-def sweep_bias_add(dtype: torch.dtype) -> None:
-    """bias_add_contiguous's transposing tile."""
-    for channels, frames, height, width in BIAS_CASES:
+def sweep_bias_add(dtype: torch.dtype, dup_residual: bool) -> None:
+    """bias_add_contiguous's transposing tile; with ``dup_residual`` adding a DupUp3D shortcut, its
+    default's bits checked at every tile."""
+    cases = DUP_RESIDUAL_CASES if dup_residual else [(shape, None, None) for shape in BIAS_CASES]
+    for (channels, frames, height, width), source_shape, factors in cases:
         x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=dtype)
         x = x.contiguous(memory_format=torch.channels_last_3d)
         bias = torch.randn(channels, device="cuda", dtype=dtype)
-        sweep_block_tiles(f"{channels}ch {frames}f {height}x{width}",
-                          lambda x=x, bias=bias: torch_wanops.bias_add_contiguous(x, bias),
-                          "transpose_tile", (channels, width), 2 * x.numel() * x.element_size(), x)
+        label = f"{channels}ch {frames}f {height}x{width}"
+        nbytes = 2 * x.numel() * x.element_size()
+        if source_shape is None:
+            op = lambda x=x, bias=bias: torch_wanops.bias_add_contiguous(x, bias)  # noqa: E731
+        else:
+            source = torch.randn(1, *source_shape, device="cuda", dtype=dtype)
+            op = lambda x=x, bias=bias, source=source, factors=factors: torch_wanops.bias_add_contiguous(  # noqa: E731
+                x, bias, source, dup_factor_t=factors[0], dup_factor_s=factors[1], dup_repeats=factors[2])
+            label += " +dup"
+            nbytes += source.numel() * source.element_size()
+        sweep_block_tiles(label, op, "transpose_tile", (channels, width, source_shape is not None), nbytes, x,
+                          expected=op())
 
 
 def sweep_upsample(dtype: torch.dtype) -> None:
@@ -94,13 +113,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", action="store_true", help="sweep rms_norm_cat_pad_5d instead of cat_pad_5d")
     parser.add_argument("--bias-add", action="store_true", help="sweep bias_add_contiguous instead")
+    parser.add_argument("--dup-residual", action="store_true", help="with --bias-add: adding DupUp3D shortcuts")
     parser.add_argument("--upsample", action="store_true", help="sweep upsample_nearest_2x instead")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"])
     args = parser.parse_args()
     dtype = DTYPES[args.dtype]
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, {args.dtype}")
     if args.bias_add:
-        sweep_bias_add(dtype)
+        sweep_bias_add(dtype, args.dup_residual)
         return
     if args.upsample:
         sweep_upsample(dtype)

@@ -243,6 +243,7 @@ def test_launch_tiles_follow_the_measured_rules(monkeypatch):
     assert _backend.line_tile(96, 834, True, True, False) == (32, 16, 2)  # the norm, channels-last x
     assert _backend.line_tile(384, 210, True, True, False) == (64, 32, 4)
     assert _backend.transpose_tile(96, 832) == (128, 128, 8)
+    assert _backend.transpose_tile(512, 416, dup_residual=True) == (32, 128, 4)  # adding a DupUp3D shortcut
 
 
 def test_line_tile_grid_is_flat_and_refuses_more_programs_than_cuda_launches():

@@ -181,21 +181,26 @@ def norm_tile(channels: int, width: int, transposing: bool) -> tuple[int, int, i
     return block_c, min(block_w, next_power_of_2(width)), warps
 
 
-def transpose_tile(channels: int, width: int) -> tuple[int, int, int]:
+def transpose_tile(channels: int, width: int, dup_residual: bool = False) -> tuple[int, int, int]:
     """(BLOCK_C, BLOCK_W, num_warps) for bias_add_contiguous's (channels x width) tile of one line.
 
     It reads channel-fastest (a channels-last conv output) and writes width-fastest, so
     both axes need long blocks: 128 x 128 with 8 warps was the best over the decoder's
     shapes on an H200 (``sweep_tiles.py --bias-add``: 1.25-1.9x faster than 32 x 32,
-    within 5% of the best tile of each shape; 4 warps spill at 384 channels). The interpreter
-    runs one Python step per program, so it gets far larger tiles.
+    within 5% of the best tile of each shape; 4 warps spill at 384 channels). Adding a
+    ``dup_residual`` (a DupUp3D source read through its index map), 32 x 128 on 4 warps was the
+    best at both of Wan2.2's shapes and 1.7-1.8x faster than 128 x 128 (``--dup-residual``,
+    gpu-logs/session34/D). The interpreter runs one Python step per program, so it gets far
+    larger tiles.
     """
     if INTERPRETER:  # one Python step per program: as much of the line as 2**16 elements hold
         block_w = min(1 << 16, next_power_of_2(width))
         block_c = min(next_power_of_2(channels), max(1, (1 << 16) // block_w))
-    else:
-        block_c, block_w = min(128, next_power_of_2(channels)), min(128, next_power_of_2(width))
-    return block_c, block_w, 8
+        return block_c, block_w, 8
+    block_w = min(128, next_power_of_2(width))
+    if dup_residual:
+        return min(32, next_power_of_2(channels)), block_w, 4
+    return min(128, next_power_of_2(channels)), block_w, 8
 
 
 def channels_last_copy_tile(channels: int, positions: int, element_size: int) -> tuple[int, int, int]:

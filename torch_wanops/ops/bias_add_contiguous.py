@@ -112,7 +112,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
         # The interpreter's cost is per program (one line each): where every row of a frame
         # follows the last in x and the residual, as in the output, a frame is one line.
         height, width = 1, height * width
-    block_c, block_w, warps = _backend.transpose_tile(channels, width)
+    block_c, block_w, warps = _backend.transpose_tile(channels, width, not identity_dup)
     c_blocks, w_blocks = -(-channels // block_c), -(-width // block_w)
     grid = _backend.line_tile_grid(batch * frames * height, c_blocks, w_blocks)
     with _backend.device_of(x):
