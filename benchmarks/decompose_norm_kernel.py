@@ -100,7 +100,7 @@ def sweep_channel_norm() -> None:
     """channel_norm_kernel against ATen's reduction (contiguous x), and its BLOCK and warps."""
     kernel = rms._norm_kernels.channel_norm_kernel
     for channels, frames, height, width in ((96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208),
-                                            (1024, 2, 60, 104)):
+                                            (1024, 2, 60, 104), (1024, 4, 120, 208)):
         for raw in (False, True):
             x = torch.randn(1, channels, frames, height, width, device="cuda", dtype=torch.bfloat16)
             if raw:
@@ -128,9 +128,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtype", choices=DTYPES, default="bf16")
     parser.add_argument("--no-channel-norm", action="store_true", help="skip the channel_norm_kernel sweep")
+    parser.add_argument("--no-decompose", action="store_true", help="skip the fused norm's decomposition")
     args = parser.parse_args()
     print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), args.dtype, flush=True)
-    decompose(DTYPES[args.dtype])
+    if not args.no_decompose:
+        decompose(DTYPES[args.dtype])
     if not args.no_channel_norm:
         sweep_channel_norm()
 
