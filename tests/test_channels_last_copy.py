@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from test_decoder import assert_same_decode, pair, real_or_tiny_latents
 
 from torch_wanops import decoder as decoder_module
+from torch_wanops.configs import CONFIGS
 from torch_wanops.ops import channels_last_copy
 
 
@@ -129,6 +130,48 @@ def test_decoder_hands_convs_the_copy_only_where_aten_would_copy(monkeypatch):
     monkeypatch.setattr(decoder_module, "CHANNELS_LAST_WEIGHT_COPIES", False)
     assert decoder_module._conv_weight_for(weight, channels_last) is weight
     assert copies == [weight, conv2d_weight]
+
+
+def test_decode_keeps_one_copy_of_each_small_weight(monkeypatch):
+    """Inside weight_copies_kept, a small weight ATen would copy is copied once, as ATen copies it, and handed on
+    until it changes; past the budget, outside the block or with the switch off, the weight itself goes."""
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))  # the rule, not a GPU, is under test
+    small, other = torch.randn(4, 3, 3, 3, 3), torch.randn(5, 3, 3, 3, 3)
+    padded = torch.ones(1, 3, 4, 5, 6).contiguous(memory_format=torch.channels_last_3d)
+    conv2d_weight, conv2d_input = torch.randn(4, 3, 3, 9), torch.ones(2, 3, 5, 6).contiguous(
+        memory_format=torch.channels_last)
+    assert decoder_module._conv_weight_for(small, padded) is small
+    monkeypatch.setattr(decoder_module, "DECODE_WEIGHT_COPY_BYTES", (small.numel() + conv2d_weight.numel()) * 4)
+    with decoder_module.weight_copies_kept():
+        copy = decoder_module._conv_weight_for(small, padded)
+        assert torch.equal(copy, small) and copy.stride() == channels_last_of(small).stride()
+        assert decoder_module._conv_weight_for(small, padded) is copy
+        conv2d_copy = decoder_module._conv_weight_for(conv2d_weight, conv2d_input)
+        assert torch.equal(conv2d_copy, conv2d_weight) and conv2d_copy.stride() == channels_last_of(conv2d_weight).stride()
+        assert decoder_module._conv_weight_for(other, padded) is other  # over the budget
+        assert decoder_module._conv_weight_for(small, padded.contiguous()) is small  # stock's layout
+        with torch.no_grad():
+            small.add_(1.0)  # a weight changed in place is copied again
+        changed = decoder_module._conv_weight_for(small, padded)
+        assert changed is not copy and torch.equal(changed, small)
+    assert decoder_module._conv_weight_for(small, padded) is small
+    monkeypatch.setattr(decoder_module, "DECODE_WEIGHT_COPIES", False)
+    with decoder_module.weight_copies_kept():
+        assert decoder_module._conv_weight_for(small, padded) is small
+
+
+def test_decode_latents_keeps_weight_copies_for_its_frames(monkeypatch):
+    """decode_latents runs every chunk inside one weight_copies_kept block, and leaves it when it returns."""
+    seen = []
+    causal_conv = decoder_module.causal_conv
+    monkeypatch.setattr(decoder_module, "causal_conv", lambda *args, **kwargs: seen.append(
+        decoder_module._decode_weight_copies.get()) or causal_conv(*args, **kwargs))
+    vae = decoder_module.OmniAutoencoderKLWan(**CONFIGS["wan2.1-tiny"]).eval()
+    latents = torch.randn(1, 4, 3, 4, 4)
+    with torch.no_grad():
+        vae.decoder.decode_latents(vae.post_quant_conv(latents), [None] * 64)
+    assert seen and seen[0] is not None and all(copies is seen[0] for copies in seen)
+    assert decoder_module._decode_weight_copies.get() is None
 
 
 @cuda

@@ -1536,10 +1536,11 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", False),
         ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", False),
         ("torch_wanops.ops.rms_norm_cat_pad_5d", "BLOCK_SPLIT_NORMS", False),
+        ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
-         "unsplit-kernel-norms"],
+         "unsplit-kernel-norms", "per-call-weight-copies"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

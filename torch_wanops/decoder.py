@@ -21,6 +21,8 @@ child of a type the walk does not know, or one carrying hooks, runs its own stoc
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import enum
 import functools
 import logging
@@ -28,7 +30,7 @@ import math
 import re
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import torch
@@ -547,22 +549,74 @@ def _channels_last_conv(
 CHANNELS_LAST_WEIGHT_COPIES = True
 _COPIED_WEIGHT_ELEMENTS = 1 << 22
 
+# The smaller weights, which ATen keeps copying on every call (~250 calls and ~0.005 s of ATen's strided
+# copies in a Wan2.2 bf16 480x832 decode, gpu-logs/session34/C), are copied once per decode instead:
+# decode_latents keeps a copy of each for its frame loop and drops them all when it returns. The copy is the
+# tensor ATen would make itself (``weight.contiguous(memory_format=...)``), so the bits cannot change. Up to
+# DECODE_WEIGHT_COPY_BYTES of copies per decode, first come first kept: all of Wan2.2's small weights (31 MB
+# in bf16) and part of Wan2.1's (140 MB in all), within the peak-memory target.
+DECODE_WEIGHT_COPIES = True
+DECODE_WEIGHT_COPY_BYTES = 64 << 20
+
+
+class DecodeWeightCopies:
+    """The channels-last copies of small conv weights one decode keeps (DECODE_WEIGHT_COPIES), by weight.
+
+    A copy is handed on only while its weight is unchanged (the same tensor at the same version counter);
+    a weight changed in place during the decode is copied again.
+    """
+
+    def __init__(self, budget_bytes: int) -> None:
+        self.copies: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
+        self.bytes_left = budget_bytes
+
+    def copy_of(self, weight: torch.Tensor, layout: torch.memory_format) -> torch.Tensor:
+        """``weight`` laid out in ``layout``, kept for the next call; the weight itself once the budget is spent."""
+        kept = self.copies.get(id(weight))
+        if kept is not None and kept[0] is weight and kept[1] == weight._version:
+            return kept[2]
+        size = weight.numel() * weight.element_size()
+        if kept is None:
+            if size > self.bytes_left:
+                return weight
+            self.bytes_left -= size
+        copy = weight.contiguous(memory_format=layout)
+        self.copies[id(weight)] = (weight, weight._version, copy)
+        return copy
+
+
+_decode_weight_copies: contextvars.ContextVar[DecodeWeightCopies | None] = contextvars.ContextVar(
+    "torch_wanops_decode_weight_copies", default=None
+)
+
+
+@contextlib.contextmanager
+def weight_copies_kept() -> Iterator[None]:
+    """Within the block, small conv weights are copied channels-last once (DECODE_WEIGHT_COPIES), not per call."""
+    token = _decode_weight_copies.set(DecodeWeightCopies(DECODE_WEIGHT_COPY_BYTES) if DECODE_WEIGHT_COPIES else None)
+    try:
+        yield
+    finally:
+        _decode_weight_copies.reset(token)
+
 
 def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor:
-    """The weight to hand a conv of ``padded``: channels_last_copy's where ATen would copy it channels-last itself."""
+    """The weight to hand a conv of ``padded``: where ATen would copy it channels-last itself, channels_last_copy's
+    (large weights) or the decode's kept copy (small ones, inside weight_copies_kept)."""
     layout = channels_last_format(padded)
-    if (
-        CHANNELS_LAST_WEIGHT_COPIES
-        and padded.is_cuda
+    if not (
+        padded.is_cuda
         and weight.dtype == padded.dtype
-        and weight.numel() >= _COPIED_WEIGHT_ELEMENTS
         and padded.is_contiguous(memory_format=layout)
         and not padded.is_contiguous()  # unambiguously channels-last: ATen's conv then is
         and weight.is_contiguous()
         and not weight.is_contiguous(memory_format=layout)
     ):
-        return channels_last_copy(weight)
-    return weight
+        return weight
+    if weight.numel() >= _COPIED_WEIGHT_ELEMENTS:
+        return channels_last_copy(weight) if CHANNELS_LAST_WEIGHT_COPIES else weight
+    copies = None if torch.compiler.is_compiling() else _decode_weight_copies.get()
+    return weight if copies is None else copies.copy_of(weight, layout)
 
 
 def _chunked_conv(
@@ -1662,21 +1716,23 @@ class OmniWanDecoder(WanDecoder3d):
     def decode_latents(self, x: torch.Tensor, feat_cache: list[Any]) -> torch.Tensor:
         """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
         (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
-        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty."""
+        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Small
+        conv weights are copied channels-last once for all the frames (weight_copies_kept)."""
         channels_last = self.channels_last_convs and not is_channels_last(x)
         up_blocks = stage_up_blocks(self, x)
-        outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
-        for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
-            stage = _latent_stage_frames(
-                self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last, up_blocks
-            )
-            # Popped in frame order, so that each frame's stage output and up block input go with its later
-            # stages instead of staying alive through the rest of the group.
-            while stage.outputs:
-                outputs.append(self._decode_after_latent_stage(
-                    stage.outputs.pop(0), stage.sources.pop(0), feat_cache, [stage.next_slot], channels_last,
-                    stage.up_blocks,
-                ))
+        with weight_copies_kept():
+            outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
+            for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
+                stage = _latent_stage_frames(
+                    self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last, up_blocks
+                )
+                # Popped in frame order, so that each frame's stage output and up block input go with its later
+                # stages instead of staying alive through the rest of the group.
+                while stage.outputs:
+                    outputs.append(self._decode_after_latent_stage(
+                        stage.outputs.pop(0), stage.sources.pop(0), feat_cache, [stage.next_slot], channels_last,
+                        stage.up_blocks,
+                    ))
         return torch.cat(outputs, 2)
 
     def _decode_after_latent_stage(

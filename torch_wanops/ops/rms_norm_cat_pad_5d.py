@@ -332,15 +332,16 @@ def launch_channel_norm(
     columns = out.numel()
     if columns == 0:
         return out
-    block = 128
+    if ctas is None:
+        ctas = _chunk_ctas(x, norm_frames)
+    block, warps = _backend.channel_norm_tile(ctas)
     with _backend.device_of(x):
         _norm_kernels.channel_norm_kernel[(-(-columns // block),)](
-            x, x if bias is None else bias, out, channels, frames, height, width, columns,
-            _chunk_ctas(x, norm_frames) if ctas is None else ctas, *x.stride(),
+            x, x if bias is None else bias, out, channels, frames, height, width, columns, ctas, *x.stride(),
             HAS_BIAS=bias is not None,
             INDEX64=_backend.index_needs_int64(x, out),
             BLOCK=block,
-            num_warps=4,
+            num_warps=warps,
         )
     return out
 
