@@ -22,23 +22,27 @@ from torch_wanops.ops import cat_pad_5d
 
 
 
-def expected_outputs(x, cache, padding, keep):
-    """The stock WanCausalConv3d input and the next-chunk cache, written out in plain torch."""
+def expected_outputs(x, cache, padding, keep, channels_last=False):
+    """The stock WanCausalConv3d input (laid out channels_last_3d when asked) and the next-chunk cache, written out
+    in plain torch."""
     pad = list(padding)
     joined = x
     if cache is not None:
         joined = torch.cat([cache, x], dim=2)
         pad[4] -= cache.shape[2]
     out = F.pad(joined, pad)
+    if channels_last:
+        out = torch.empty(out.shape, dtype=out.dtype, device=out.device,
+                          memory_format=torch.channels_last_3d).copy_(out)
     frames = min(keep, out.shape[2])
     h, w = x.shape[3], x.shape[4]
     kept = out[:, :, out.shape[2] - frames :, padding[2] : padding[2] + h, padding[0] : padding[0] + w]
     return out, kept
 
 
-def assert_matches(x, cache, padding, keep, device, impl):
-    out, next_cache = run_impl(impl, cat_pad_5d, x, cache, padding, keep)
-    ref_out, ref_kept = expected_outputs(x, cache, padding, keep)
+def assert_matches(x, cache, padding, keep, device, impl, channels_last=False):
+    out, next_cache = run_impl(impl, cat_pad_5d, x, cache, padding, keep, channels_last)
+    ref_out, ref_kept = expected_outputs(x, cache, padding, keep, channels_last)
     assert out.device == x.device and out.dtype == x.dtype
     assert out.shape == ref_out.shape
     assert out.stride() == ref_out.stride()
@@ -70,13 +74,15 @@ def cat_pad_cases(draw):
     x_layout = draw(st.sampled_from(LAYOUTS))
     cache_layout = draw(st.sampled_from(LAYOUTS + ("cropped",)))
     seed = draw(st.integers(0, 2**16))
+    channels_last = draw(st.booleans())
     return (batch, channels, frames, height, width, pad_h, pad_w, t_front, cache_frames, keep, dtype, x_layout,
-            cache_layout, seed)
+            cache_layout, seed, channels_last)
 
 
 def build_case(case, device):
+    """(x, cache, padding, keep) of a drawn case; a 15th entry, channels_last, is cat_pad_5d's own argument."""
     (batch, channels, frames, height, width, pad_h, pad_w, t_front, cache_frames, keep, dtype, x_layout,
-     cache_layout, seed) = case
+     cache_layout, seed) = case[:14]
     x = make_layout(random_tensor((batch, channels, frames, height, width), dtype, device, seed), x_layout)
     cache = None
     if cache_frames is not None:
@@ -93,11 +99,14 @@ def build_case(case, device):
 @impl_params()
 @given(case=cat_pad_cases())
 # Size-1 dims make contiguous and channels_last strides coincide: the layout rule must still hold.
-@example(case=(1, 2, 1, 1, 1, 0, 0, 0, None, 0, torch.float16, "contiguous", "contiguous", 0))
-@example(case=(2, 3, 1, 1, 4, 0, 1, 2, 1, 2, torch.float32, "channels_last", "contiguous", 0))
+@example(case=(1, 2, 1, 1, 1, 0, 0, 0, None, 0, torch.float16, "contiguous", "contiguous", 0, False))
+@example(case=(2, 3, 1, 1, 4, 0, 1, 2, 1, 2, torch.float32, "channels_last", "contiguous", 0, False))
+# An NCDHW x and cache into a channels-last conv input (a time conv's on the conv-layout lever).
+@example(case=(1, 5, 2, 3, 4, 0, 0, 2, 2, 2, torch.bfloat16, "contiguous", "contiguous", 1, True))
+@example(case=(2, 1, 1, 2, 3, 1, 1, 2, 1, 2, torch.float16, "contiguous", "cropped", 2, True))
 def test_matches_cat_and_pad(device, impl, case):
     x, cache, padding, keep = build_case(case, device)
-    assert_matches(x, cache, padding, keep, device, impl)
+    assert_matches(x, cache, padding, keep, device, impl, case[-1])
 
 
 @pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
@@ -108,7 +117,7 @@ def test_one_line_per_program_under_interpreter(case):
     x, cache, padding, keep = build_case(case, "cpu")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
-        assert_matches(x, cache, padding, keep, "cpu", "triton")
+        assert_matches(x, cache, padding, keep, "cpu", "triton", case[-1])
 
 
 @impl_params()
@@ -145,7 +154,9 @@ def test_opcheck(requires_grad, layout):
     for device in devices:
         x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
         cache = torch.randn(2, 3, 4, 6, 7, device=device)[:, :, 2:, 1:5, 1:6].requires_grad_(requires_grad)
-        for args in ((x, cache, [1, 1, 1, 1, 2, 0], 2), (x, None, [0, 0, 1, 1, 2, 0], 0), (x, cache, [1, 1, 0, 0, 3, 0], 3)):
+        for args in ((x, cache, [1, 1, 1, 1, 2, 0], 2), (x, None, [0, 0, 1, 1, 2, 0], 0),
+                     (x, cache, [1, 1, 0, 0, 3, 0], 3), (x, cache, [0, 0, 0, 0, 2, 0], 2, True),
+                     (x, None, [1, 1, 1, 1, 2, 0], 0, True)):
             torch.library.opcheck(torch.ops.wanops.cat_pad_5d.default, args)
 
 
@@ -214,6 +225,7 @@ INVALID = [
     (lambda x, c: cat_pad_5d(x, c, (1, 1, 1, 1, 2, 0), -1), ValueError, "keep_cache_frames must be >= 0"),
     (lambda x, c: cat_pad_5d(x, c, (1, 1, 1, 1, 2, 0), True), TypeError, "keep_cache_frames must be an int"),
     (lambda x, c: cat_pad_5d(x, c, (1.0, 1, 1, 1, 2, 0)), TypeError, "padding"),
+    (lambda x, c: cat_pad_5d(x, c, (1, 1, 1, 1, 2, 0), 2, 1), TypeError, "channels_last must be a bool"),
 ]
 
 
@@ -274,21 +286,26 @@ REAL_SHAPES = [
     (96, 4, 480, 832, 2, (1, 1, 1, 1, 2, 0)),
     (384, 1, 120, 208, 0, (0, 0, 0, 0, 2, 0)),
     (512, 2, 60, 104, 2, (0, 0, 0, 0, 2, 0)),
+    # Wan2.2's temporal upsamplers' time convs (the latent stage's five frames, then a frame's two) and conv_in.
+    (1024, 5, 30, 52, 2, (0, 0, 0, 0, 2, 0)),
+    (1024, 2, 60, 104, 2, (0, 0, 0, 0, 2, 0)),
+    (48, 5, 30, 52, 2, (1, 1, 1, 1, 2, 0)),
 ]
 
 
 @cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "contiguous-into-channels-last"])
 @pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
 def test_real_decoder_sizes_on_cuda(dtype, layout, shape):
     channels, frames, height, width, cache_frames, padding = shape
+    layout, _, out_layout = layout.partition("-into-")
     x = make_layout(random_tensor((1, channels, frames, height, width), dtype, "cuda", 0), layout)
     cache = None
     if cache_frames:
         buffer = random_tensor((1, channels, cache_frames, height + 2, width + 2), dtype, "cuda", 1)
         cache = make_layout(buffer, layout)[:, :, :, 1:-1, 1:-1]
-    assert_matches(x, cache, padding, 2, "cuda", "triton")
+    assert_matches(x, cache, padding, 2, "cuda", "triton", out_layout == "channels-last")
 
 
 @cuda

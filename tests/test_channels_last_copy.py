@@ -147,7 +147,8 @@ def test_decode_keeps_one_copy_of_each_small_weight(monkeypatch):
         assert torch.equal(copy, small) and copy.stride() == channels_last_of(small).stride()
         assert decoder_module._conv_weight_for(small, padded) is copy
         conv2d_copy = decoder_module._conv_weight_for(conv2d_weight, conv2d_input)
-        assert torch.equal(conv2d_copy, conv2d_weight) and conv2d_copy.stride() == channels_last_of(conv2d_weight).stride()
+        assert torch.equal(conv2d_copy, conv2d_weight)
+        assert conv2d_copy.stride() == channels_last_of(conv2d_weight).stride()
         assert decoder_module._conv_weight_for(other, padded) is other  # over the budget
         assert decoder_module._conv_weight_for(small, padded.contiguous()) is small  # stock's layout
         with torch.no_grad():

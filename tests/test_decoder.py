@@ -1455,14 +1455,15 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
 def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
     """TF32_GRID_CONV_INPUTS: an fp32 conv input is written on the TF32 grid only where its geometry's verdicts
     already took conv3d_chunked (for any input, or for such inputs only), which then reads it with truncate_x;
-    the decode keeps the bits of the decode without; the caches keep unrounded values.
+    the decode keeps the bits of the decode without; the caches keep unrounded values. Convs without a norm in
+    front (conv_in, the time convs: CHANNELS_LAST_UNNORMED_CONVS) take conv3d_chunked for any input only.
 
     On CPU the lever and the chunk-order verdicts are forced, and the arithmetic they vouch for too: a
     geometry with a chunked verdict convolves as cuDNN's TF32 kernels do (operands rounded to TF32, here
     summed in float64), in conv3d_chunked and in the lever's conv alike; any other in plain fp32, so a
     rounded value reaching it (a rounded cache, say) changes the decode."""
     force_lever_and_chunked_convs(monkeypatch)
-    tf32_geometries, checks, norm_calls, chunked_calls = set(), [], [], []
+    tf32_geometries, checks, norm_calls, unnormed_calls, chunked_calls = set(), [], [], [], []
 
     def check(padded, stock_layout, conv_without_bias, chunked_conv, epilogue, tail_segment_counts, record_tail_split):
         checks.append(padded.shape)
@@ -1486,16 +1487,23 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         out = tf32_conv(x, weight)
         return out if bias is None else out + bias.view(1, -1, 1, 1, 1)
 
-    norm_op = decoder_module.rms_norm_cat_pad_5d
+    norm_op, cat_pad_op = decoder_module.rms_norm_cat_pad_5d, decoder_module.cat_pad_5d
 
     def recording_norm(x, *args):
         out = norm_op(x, *args)
         norm_calls.append((tuple(out[0].shape), args[8]))
         return out
 
+    def recording_cat_pad(x, cache, padding, keep, channels_last=False):
+        out = cat_pad_op(x, cache, padding, keep, channels_last)
+        if channels_last:  # a conv input on the lever
+            unnormed_calls.append(tuple(out[0].shape))
+        return out
+
     monkeypatch.setattr(decoder_module, "_chunked_conv_gives_stock_bits", check)
     monkeypatch.setattr(torch.nn.Conv3d, "_conv_forward", lever_conv_forward)
     monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d", recording_norm)
+    monkeypatch.setattr(decoder_module, "cat_pad_5d", recording_cat_pad)
     monkeypatch.setattr(decoder_module, "conv3d_chunked", lambda x, weight, truncate_x=False, *tail: chunked_calls.append(
         (tuple(x.shape), truncate_x)) or tf32_conv(x, weight, truncate_x, *tail))
     _, omni = pair("wan2.1-tiny", torch.float32)
@@ -1505,19 +1513,21 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         omni.decode(z)  # the verdicts
         for on in (True, False):
             monkeypatch.setattr(decoder_module, "TF32_GRID_CONV_INPUTS", on)
-            norm_calls.clear()
-            chunked_calls.clear()
+            for recorded in (norm_calls, unnormed_calls, chunked_calls):
+                recorded.clear()
             outputs.append(omni.decode(z).sample)
-            calls.append((list(norm_calls), list(chunked_calls)))
+            calls.append((list(norm_calls), list(unnormed_calls), list(chunked_calls)))
     assert torch.equal(outputs[0], outputs[1])
     verdicts = {key.input_shape: ok for key, ok in decoder_module._chunked_conv_verdicts.items()}
     assert set(verdicts.values()) == {ChunkedConv.ANY_INPUT, ChunkedConv.TF32_GRID_ONLY, False}
-    (norms_on, chunked_on), (norms_off, chunked_off) = calls
+    (norms_on, unnormed_on, chunked_on), (norms_off, unnormed_off, chunked_off) = calls
+    assert unnormed_on and unnormed_on == unnormed_off
+    unnormed_chunked = [(shape, False) for shape in unnormed_on if verdicts.get(shape) is ChunkedConv.ANY_INPUT]
     assert any(rounded for _, rounded in norms_on) and not any(rounded for _, rounded in norms_off)
     assert all(rounded == bool(verdicts.get(shape)) for shape, rounded in norms_on)
-    assert sorted(chunked_on) == sorted((shape, True) for shape, rounded in norms_on if rounded)
+    assert sorted(chunked_on) == sorted([(shape, True) for shape, rounded in norms_on if rounded] + unnormed_chunked)
     assert sorted(chunked_off) == sorted(
-        (shape, False) for shape, _ in norms_off if verdicts.get(shape) is ChunkedConv.ANY_INPUT)
+        [(shape, False) for shape, _ in norms_off if verdicts.get(shape) is ChunkedConv.ANY_INPUT] + unnormed_chunked)
 
 
 @cuda
@@ -1537,10 +1547,11 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", False),
         ("torch_wanops.ops.rms_norm_cat_pad_5d", "BLOCK_SPLIT_NORMS", False),
         ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
+        ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
-         "unsplit-kernel-norms", "per-call-weight-copies"],
+         "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -156,16 +156,31 @@ def _refreshes_in_place(cached: torch.Tensor | None, next_cache: torch.Tensor, f
     )
 
 
-def causal_conv(conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int]) -> torch.Tensor:
-    """A causal conv step, reading and refreshing its cache slot when there is a cache."""
+def causal_conv(
+    conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+) -> torch.Tensor:
+    """A causal conv step without a norm in front (conv_in, a time conv), reading and refreshing its cache slot when
+    there is a cache. With ``channels_last_convs`` and CHANNELS_LAST_UNNORMED_CONVS, eagerly, through the conv-layout
+    lever (checked per geometry like the other convs); its output is stock's, contiguous, either way."""
     if not _fusable_conv(conv):
         if feat_cache is None:
             return conv(x)
         return _stock_cached_conv(conv, x, feat_cache, feat_idx)
-    padded = _padded_conv_input(
-        lambda cached, keep: cat_pad_5d(x, cached, conv._padding, keep), feat_cache, feat_idx
+    lever = (
+        CHANNELS_LAST_UNNORMED_CONVS and not torch.compiler.is_compiling()
+        and _lever_conv(conv, x, channels_last_convs) and _dense_layout(x) == torch.contiguous_format
     )
-    return nn.Conv3d.forward(conv, padded)
+    # A geometry the check refused gets its input (and cache) in stock's layout straight away.
+    channels_last = lever and not _refused_geometry(conv, padded_shape(x, conv._padding), x)
+    conv_input = [_padded_conv_input(
+        lambda cached, keep, x=x: cat_pad_5d(x, cached, conv._padding, keep, channels_last), feat_cache, feat_idx
+    )]
+    del x
+    if channels_last:
+        return _channels_last_conv(conv, conv_input.pop)
+    # The cache of a geometry refused on its first call is channels-last; stock's input of a contiguous x is contiguous.
+    padded = conv_input.pop()
+    return nn.Conv3d.forward(conv, padded.contiguous() if lever else padded)
 
 
 def _fusable_norm(norm: nn.Module, x: torch.Tensor, images: bool = False) -> bool:
@@ -272,6 +287,14 @@ def _lever_conv(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> 
 def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_convs: bool) -> bool:
     """Whether ``conv``, fed from ``x``, runs as the conv-layout lever (channels-last input, bias epilogue)."""
     return _lever_conv(conv, x, channels_last_convs) and _channels_last_conv_input_ok(x)
+
+
+# The causal convs fed without a norm in front, conv_in and the temporal upsamplers' time convs, through the
+# conv-layout lever too: cat_pad_5d writes their input channels-last and bias_add_contiguous adds the bias while
+# transposing the output back, where stock's layout costs cuDNN's transposes of the input, the weight and the
+# output and ATen's bias ``add_`` (0.0055 s and 0.0016 s of a Wan2.2 bf16 480x832 decode, gpu-logs/session34/C).
+# Checked per geometry like every lever conv. Eager only: compiled graphs keep their caches in stock's layout.
+CHANNELS_LAST_UNNORMED_CONVS = True
 
 
 # A residual block's ``x + shortcut`` done in the lever's bias epilogue (bias_add_contiguous
@@ -1320,7 +1343,7 @@ def resample(
             feat_cache[idx] = _zero_cache(x) if zero_rep else REP_MARKER
             feat_idx[0] += 1
         else:
-            x = causal_conv(module.time_conv, x, feat_cache, feat_idx)
+            x = causal_conv(module.time_conv, x, feat_cache, feat_idx, channels_last_convs)
             x = x.reshape(batch, 2, channels, frames, height, width)
             x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
             x = x.reshape(batch, channels, frames * 2, height, width)
@@ -1536,7 +1559,7 @@ def _latent_stage(
     latent_frames = x.shape[2]
     # conv_in's output goes to the mid block as a temporary (decode_chunk's one-slot list): a local would keep
     # it alive through the mid block.
-    stage = [causal_conv(decoder.conv_in, x, feat_cache, feat_idx)]
+    stage = [causal_conv(decoder.conv_in, x, feat_cache, feat_idx, channels_last_convs)]
     x = mid_block(
         decoder.mid_block, stage.pop(), feat_cache, feat_idx, channels_last_convs, contiguous_attention=latent_frames > 1
     )
@@ -1692,7 +1715,7 @@ class OmniWanDecoder(WanDecoder3d):
         # Each stage's output is handed to the next as a temporary through this one-slot list,
         # not kept in a local: a local would hold every up block's input through the whole
         # block (a full-size activation alive at the decode's memory peak).
-        stage = [causal_conv(self.conv_in, x, feat_cache, feat_idx)]
+        stage = [causal_conv(self.conv_in, x, feat_cache, feat_idx, channels_last)]
         stage.append(mid_block(self.mid_block, stage.pop(), feat_cache, feat_idx, channels_last))
         return self._up_blocks_and_head(stage, self.up_blocks, feat_cache, feat_idx, first_chunk, zero_rep, channels_last)
 

@@ -23,21 +23,23 @@ def cat_pad_5d(
     cache: torch.Tensor | None,
     padding: Sequence[int],
     keep_cache_frames: int = 0,
+    channels_last: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Build a causal Conv3d input from ``cache`` and ``x`` in one pass.
 
     Returns ``(padded, next_cache)``: ``padded`` equals
     ``F.pad(torch.cat([cache, x], 2), padding)`` with the front padding reduced by
-    the cached frames (same bits, same strides); ``next_cache`` holds its last
-    ``min(keep_cache_frames, frames)`` frames without the spatial border, or is an
-    empty ``(B, C, 0, H, W)`` tensor when ``keep_cache_frames == 0``.
+    the cached frames (same bits, same strides; dense channels_last_3d with
+    ``channels_last``); ``next_cache`` holds its last ``min(keep_cache_frames, frames)``
+    frames without the spatial border, in the same memory format, or is an empty
+    ``(B, C, 0, H, W)`` tensor when ``keep_cache_frames == 0``.
     ``padding = (w_left, w_right, h_top, h_bottom, t_front, t_back)``.
     """
     # Python types are checked before the dispatcher, whose schema error would not
     # name the argument; the op itself (and its fake, under Dynamo) checks the rest.
     if not torch.compiler.is_compiling():
-        check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
-    return torch.ops.wanops.cat_pad_5d(x, cache, list(padding), keep_cache_frames)
+        check_cat_pad_5d_types(x, cache, padding, keep_cache_frames, channels_last)
+    return torch.ops.wanops.cat_pad_5d(x, cache, list(padding), keep_cache_frames, channels_last)
 
 
 def rms_norm_cat_pad_5d(

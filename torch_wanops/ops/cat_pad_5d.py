@@ -2,7 +2,9 @@
 
 Spec (the reference below): ``F.pad(torch.cat([cache, x], 2), padding)`` with the
 front padding reduced by the cached frames, plus optionally the next chunk's cache:
-the last ``keep_cache_frames`` frames of that output without the spatial border.
+the last ``keep_cache_frames`` frames of that output without the spatial border. Both
+outputs in the reference expression's layout, or in channels_last_3d when asked for
+(a conv input for cuDNN's channels-last kernels).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    dense_strides,
     is_channels_last,
     reference_strides,
     require,
@@ -26,8 +29,12 @@ from torch_wanops.ops._common import (
 _kernels = _backend.kernel_module("cat_pad_5d")
 
 
-def check_cat_pad_5d_types(x: object, cache: object, padding: object, keep_cache_frames: object) -> None:
+def check_cat_pad_5d_types(
+    x: object, cache: object, padding: object, keep_cache_frames: object, channels_last: object = False
+) -> None:
     """The Python-type half of the checks: cheap, and run before the dispatcher sees the call."""
+    if not isinstance(channels_last, bool):
+        raise TypeError(f"channels_last must be a bool, got {type(channels_last).__name__}")
     require_tensor(x, "x")
     require_tensor(cache, "cache", optional=True)
     if not isinstance(padding, (list, tuple)):
@@ -38,10 +45,11 @@ def check_cat_pad_5d_types(x: object, cache: object, padding: object, keep_cache
 
 
 def check_cat_pad_5d_args(
-    x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], keep_cache_frames: int
+    x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], keep_cache_frames: int,
+    channels_last: bool = False,
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
-    check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
+    check_cat_pad_5d_types(x, cache, padding, keep_cache_frames, channels_last)
     if cache is not None:
         require_same_placement(x, "x", cache, "cache")
         for dim, label in ((0, "batch"), (1, "channels"), (3, "height"), (4, "width")):
@@ -95,9 +103,21 @@ def padded_shape(x: torch.Tensor, padding: Sequence[int], upsample: int = 1) -> 
     return (batch, channels, t_front + frames, height * upsample + 2 * pad_h, width * upsample + 2 * pad_w)
 
 
-def cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames):
+def cat_pad_5d_out_strides(
+    x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], channels_last: bool = False
+) -> tuple[int, ...]:
+    """The first output's strides: those of ``cat_pad_5d_reference``, or dense channels_last_3d ones."""
+    if channels_last:
+        return dense_strides(padded_shape(x, padding), (1, 4, 3, 2, 0))
+    return reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
+
+
+def cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames, channels_last=False):
     """Both outputs from plain torch ops."""
     out = cat_pad_5d_reference(x, cache, padding)
+    if channels_last:
+        strides = cat_pad_5d_out_strides(x, cache, padding, True)
+        out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
     keep = _keep_frames(out.shape[2], keep_cache_frames)
     next_cache = _empty_next_cache(out, x, keep)
     if keep:
@@ -201,38 +221,39 @@ def launch_cat_pad_5d(
     return out, next_cache
 
 
-def _launch(x, cache, padding, keep_cache_frames):
-    strides = reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
-    return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides)
-
-
 # Defined with torch.library.define/impl rather than @custom_op: same contract
 # (schema, fake, autograd), a third of the per-call dispatch overhead.
 torch.library.define(
-    "wanops::cat_pad_5d", "(Tensor x, Tensor? cache, SymInt[] padding, int keep_cache_frames=0) -> (Tensor, Tensor)"
+    "wanops::cat_pad_5d",
+    "(Tensor x, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, bool channels_last=False) "
+    "-> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::cat_pad_5d", "default")
-def _cat_pad_5d_impl(x, cache, padding, keep_cache_frames=0):
+def _cat_pad_5d_impl(x, cache, padding, keep_cache_frames=0, channels_last=False):
     # One kernel for every device: Triton where _backend allows it (CUDA, or CPU
     # under TRITON_INTERPRET=1), the exact torch reference everywhere else.
-    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames, channels_last)
     if _backend.uses_kernel(x, _kernels):
-        return _launch(x, cache, padding, keep_cache_frames)
-    return cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames)
+        strides = cat_pad_5d_out_strides(x, cache, padding, channels_last)
+        return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides)
+    return cat_pad_5d_outputs_reference(x, cache, padding, keep_cache_frames, channels_last)
 
 
 @torch.library.register_fake("wanops::cat_pad_5d")
-def _cat_pad_5d_fake(x, cache, padding, keep_cache_frames=0):
-    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+def _cat_pad_5d_fake(x, cache, padding, keep_cache_frames=0, channels_last=False):
+    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames, channels_last)
     # Running the reference on fake tensors gives the real op's shape and strides.
     out = cat_pad_5d_reference(x, cache, padding)
+    if channels_last:
+        strides = cat_pad_5d_out_strides(x, cache, padding, True)
+        out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device)
     return out, _empty_next_cache(out, x, _keep_frames(out.shape[2], keep_cache_frames))
 
 
 def _cat_pad_5d_setup_context(ctx, inputs, output):
-    x, cache, padding, _ = inputs
+    x, cache, padding = inputs[:3]
     ctx.x_frames = x.shape[2]
     ctx.cache_frames = None if cache is None else cache.shape[2]
     ctx.spatial = (padding[2], x.shape[3], padding[0], x.shape[4])
@@ -250,7 +271,7 @@ def _cat_pad_5d_backward(ctx, grad_out, grad_next_cache):
     grad_cache = None
     if ctx.cache_frames is not None:
         grad_cache = grad[:, :, frames - ctx.x_frames - ctx.cache_frames : frames - ctx.x_frames]
-    return grad_x, grad_cache, None, None
+    return grad_x, grad_cache, None, None, None
 
 
 torch.library.register_autograd(
