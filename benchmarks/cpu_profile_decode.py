@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import add_decode_case_arguments, decode_case, variant  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, warm_cuda_decodes  # noqa: E402
 
 SLEEP_CYCLES = 4_000_000_000  # ~2 s at the H200's ~1.98 GHz
 
@@ -46,33 +46,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--top", type=int, default=35)
     args = parser.parse_args()
-    vae, latents = decode_case(args, "cuda")
-    print(f"{args.model} {args.dtype} {args.size}x{args.frames}, {torch.cuda.get_device_name()}, "
-          f"torch {torch.__version__}", flush=True)
-
-    def decode():
-        with torch.no_grad():
-            return vae.decode(latents, return_dict=False)[0]
-
-    for name in args.variants:
-        with variant(vae, name):
-            for _ in range(2):
-                decode()
-            times = [issue_time_s(decode) for _ in range(args.repeats)]
-            print(f"{name}: issuing the decode took {statistics.median(times) * 1e3:.2f} ms of CPU "
-                  f"({', '.join(f'{t * 1e3:.2f}' for t in times)})", flush=True)
-            profiler = cProfile.Profile()
-            torch.cuda.synchronize()
-            torch.cuda._sleep(SLEEP_CYCLES)
-            profiler.enable()
-            decode()
-            profiler.disable()
-            torch.cuda.synchronize()
-            for sort, restrict in (("tottime", ()), ("cumulative", ("torch_wanops",))):
-                stream = io.StringIO()
-                pstats.Stats(profiler, stream=stream).sort_stats(sort).print_stats(*restrict, args.top)
-                print(f"--- {name}, by {sort}{' (torch_wanops)' if restrict else ''}")
-                print("\n".join(line for line in stream.getvalue().splitlines()[6:] if line.strip()), flush=True)
+    for name, decode in warm_cuda_decodes(args, args.variants):
+        times = [issue_time_s(decode) for _ in range(args.repeats)]
+        print(f"{name}: issuing the decode took {statistics.median(times) * 1e3:.2f} ms of CPU "
+              f"({', '.join(f'{t * 1e3:.2f}' for t in times)})", flush=True)
+        profiler = cProfile.Profile()
+        torch.cuda.synchronize()
+        torch.cuda._sleep(SLEEP_CYCLES)
+        profiler.enable()
+        decode()
+        profiler.disable()
+        torch.cuda.synchronize()
+        for sort, restrict in (("tottime", ()), ("cumulative", ("torch_wanops",))):
+            stream = io.StringIO()
+            pstats.Stats(profiler, stream=stream).sort_stats(sort).print_stats(*restrict, args.top)
+            print(f"--- {name}, by {sort}{' (torch_wanops)' if restrict else ''}")
+            print("\n".join(line for line in stream.getvalue().splitlines()[6:] if line.strip()), flush=True)
 
 
 if __name__ == "__main__":

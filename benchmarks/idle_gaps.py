@@ -18,12 +18,13 @@ import argparse
 import os
 import statistics
 import sys
+from typing import NamedTuple
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import add_decode_case_arguments, decode_case, variant  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, warm_cuda_decodes  # noqa: E402
 
 SLEEP_CYCLES = 200_000_000  # ~0.1 s at the H200's ~1.98 GHz
 
@@ -40,34 +41,45 @@ def gpu_time_s(decode, head_start: bool) -> float:
     return start.elapsed_time(end) / 1e3
 
 
+class Gap(NamedTuple):
+    us: float  # how long no kernel ran
+    at_us: float  # when it began, from the first kernel's start
+    before: str  # the kernel that ended last before it
+    after: str  # the kernel that ended it
+
+
+def idle_gaps(kernels: list[tuple[float, float, str]]) -> tuple[float, list[Gap]]:
+    """(span, gaps) of kernels given as (start, end, name) in microseconds: the time from the first start to the
+    last end, and every stretch in it when no kernel ran (kernels that overlap, on several streams, leave none)."""
+    kernels = sorted(kernels)
+    first = busy_end = kernels[0][0]
+    previous = kernels[0][2]
+    gaps = []
+    for start, end, name in kernels:
+        if start > busy_end:
+            gaps.append(Gap(start - busy_end, busy_end - first, previous, name))
+        if end > busy_end:
+            busy_end, previous = end, name
+    return busy_end - first, gaps
+
+
 def timeline(decode, top: int) -> list[str]:
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         decode()
         torch.cuda.synchronize()
-    kernels = sorted(
-        (e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-        key=lambda e: e.time_range.start,
-    )
-    busy_end = kernels[0].time_range.start
-    first = busy_end
-    gaps = []  # (gap us, at us from the first kernel, kernel before, kernel after)
-    previous = kernels[0].name
-    for event in kernels:
-        gap = event.time_range.start - busy_end
-        if gap > 0:
-            gaps.append((gap, busy_end - first, previous, event.name))
-        if event.time_range.end > busy_end:
-            busy_end, previous = event.time_range.end, event.name
-    span = busy_end - first
-    idle = sum(g[0] for g in gaps)
+    kernels = [(e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA]
+    span, gaps = idle_gaps(kernels)
+    idle = sum(gap.us for gap in gaps)
     lines = [f"  kernels {len(kernels)}, span {span / 1e6:.4f} s, idle inside it {idle / 1e6:.4f} s "
-             f"({len(gaps)} gaps, {sum(1 for g in gaps if g[0] > 10)} over 10 us)"]
+             f"({len(gaps)} gaps, {sum(1 for gap in gaps if gap.us > 10)} over 10 us)"]
     bins = [0.0] * 10
-    for gap, at, _, _ in gaps:
-        bins[min(9, int(10 * at / span))] += gap
+    for gap in gaps:
+        bins[min(9, int(10 * gap.at_us / span))] += gap.us
     lines.append("  idle per tenth of the span (ms): " + " ".join(f"{b / 1e3:.2f}" for b in bins))
-    for gap, at, before, after in sorted(gaps, reverse=True)[:top]:
-        lines.append(f"  {gap / 1e3:7.3f} ms at {at / 1e3:8.2f} ms  after {before[:50]}  before {after[:50]}")
+    for gap in sorted(gaps, reverse=True)[:top]:
+        lines.append(f"  {gap.us / 1e3:7.3f} ms at {gap.at_us / 1e3:8.2f} ms  after {gap.before[:50]}  "
+                     f"before {gap.after[:50]}")
     return lines
 
 
@@ -78,26 +90,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args()
-    vae, latents = decode_case(args, "cuda")
-    print(f"{args.model} {args.dtype} {args.size}x{args.frames}, {torch.cuda.get_device_name()}, "
-          f"torch {torch.__version__}", flush=True)
-
-    def decode():
-        with torch.no_grad():
-            return vae.decode(latents, return_dict=False)[0]
-
-    for name in args.variants:
-        with variant(vae, name):
-            for _ in range(2):
-                decode()
-            times = {mode: [] for mode in ("plain", "head start")}
-            for _ in range(args.repeats):  # interleaved, so drifts in clock or temperature hit both
-                for mode in times:
-                    times[mode].append(gpu_time_s(decode, mode == "head start"))
-            medians = {mode: statistics.median(values) for mode, values in times.items()}
-            print(f"{name}: plain {medians['plain']:.4f} s, head start {medians['head start']:.4f} s "
-                  f"(difference {medians['plain'] - medians['head start']:.4f} s)", flush=True)
-            print("\n".join(timeline(decode, args.top)), flush=True)
+    for name, decode in warm_cuda_decodes(args, args.variants):
+        times = {mode: [] for mode in ("plain", "head start")}
+        for _ in range(args.repeats):  # interleaved, so drifts in clock or temperature hit both
+            for mode in times:
+                times[mode].append(gpu_time_s(decode, mode == "head start"))
+        medians = {mode: statistics.median(values) for mode, values in times.items()}
+        print(f"{name}: plain {medians['plain']:.4f} s, head start {medians['head start']:.4f} s "
+              f"(difference {medians['plain'] - medians['head start']:.4f} s)", flush=True)
+        print("\n".join(timeline(decode, args.top)), flush=True)
 
 
 if __name__ == "__main__":

@@ -159,6 +159,26 @@ def decode_case(args: argparse.Namespace, device: str) -> tuple[AutoencoderKLWan
     return vae, torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(device, dtype)
 
 
+def warm_cuda_decodes(
+    args: argparse.Namespace, variants: list[str]
+) -> Iterator[tuple[str, Callable[[], torch.Tensor]]]:
+    """For the probe scripts: the decode case ``args`` name on CUDA (printed), then per variant its decode (no
+    autograd), run twice to warm up, with the variant in force until the next one is asked for."""
+    vae, latents = decode_case(args, "cuda")
+    print(f"{args.model} {args.dtype} {args.size}x{args.frames}, {torch.cuda.get_device_name()}, "
+          f"torch {torch.__version__}", flush=True)
+
+    def decode() -> torch.Tensor:
+        with torch.no_grad():
+            return vae.decode(latents, return_dict=False)[0]
+
+    for name in variants:
+        with variant(vae, name):
+            for _ in range(2):
+                decode()
+            yield name, decode
+
+
 def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
     scale = vae.spatial_compression_ratio
     if config.height % scale or config.width % scale:
