@@ -416,6 +416,39 @@ def test_channels_last_convs_verify_each_geometry_once(arch, monkeypatch):
     assert len(checks) == len(decoder_module._channels_last_conv_verdicts)  # no re-checks
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_unnormed_convs_take_the_lever(arch, monkeypatch):
+    """CHANNELS_LAST_UNNORMED_CONVS: the temporal upsamplers' time convs of a contiguous x go to the lever's conv
+    with their input channels-last (cached frames included), which checks each geometry on its first call (on the
+    CPU, where the lever is forced, oneDNN's convs pass some and fail others); stock's way with the switch off. The
+    decode keeps stock's bits either way."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    stock, omni = pair(arch)
+    z = latents(arch, torch.float32, "cpu", frames=3, **SMALL)
+    unnormed = {id(omni.decoder.conv_in)} | {id(module.time_conv) for module in omni.decoder.modules()
+                                              if getattr(module, "mode", None) == "upsample3d"}
+    lever = decoder_module._channels_last_conv
+    for switch in (True, False):
+        monkeypatch.setattr(decoder_module, "CHANNELS_LAST_UNNORMED_CONVS", switch)
+        monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+        taken = []
+
+        def recording_lever(conv, conv_input, *args, **kwargs):
+            if id(conv) in unnormed:
+                padded = conv_input()
+                taken.append((id(conv), padded.is_contiguous(memory_format=torch.channels_last_3d)))
+                conv_input = lambda padded=padded: padded  # noqa: E731 - the built input, handed on
+            return lever(conv, conv_input, *args, **kwargs)
+
+        monkeypatch.setattr(decoder_module, "_channels_last_conv", recording_lever)
+        assert_same_decode(stock, omni, z)
+        if switch:  # conv_in's x, a frame slice of the latents, and any x not contiguous keep stock's layout
+            assert taken and all(layout for _, layout in taken)
+            assert {conv for conv, _ in taken} <= unnormed - {id(omni.decoder.conv_in)}
+        else:
+            assert taken == []
+
+
 def test_channels_last_conv_check_is_not_fooled_by_zero_padding(monkeypatch):
     """A geometry's check must not judge the lever on the decode's own first input.
 

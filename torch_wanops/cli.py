@@ -26,7 +26,7 @@ LEVERS = (
     ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16/fp16/fp32, per geometry where cuDNN's kernels match"),
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA, with channels_last_convs"),
-    ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", "CUDA eager, with channels_last_convs: conv_in and the time convs too"),
+    ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", "CUDA eager, with channels_last_convs: the time convs too"),
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA, with channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", "CUDA, with FUSED_RESIDUAL_ADDS: the 1x1x1 shortcut convs' biases"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),

@@ -160,8 +160,9 @@ def causal_conv(
     conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
 ) -> torch.Tensor:
     """A causal conv step without a norm in front (conv_in, a time conv), reading and refreshing its cache slot when
-    there is a cache. With ``channels_last_convs`` and CHANNELS_LAST_UNNORMED_CONVS, eagerly, through the conv-layout
-    lever (checked per geometry like the other convs); its output is stock's, contiguous, either way."""
+    there is a cache. With ``channels_last_convs`` and CHANNELS_LAST_UNNORMED_CONVS, eagerly and for a contiguous
+    x, through the conv-layout lever (checked per geometry like the other convs); its output is stock's, contiguous,
+    either way."""
     if not _fusable_conv(conv):
         if feat_cache is None:
             return conv(x)
@@ -289,11 +290,12 @@ def _takes_conv_layout_lever(conv: nn.Module, x: torch.Tensor, channels_last_con
     return _lever_conv(conv, x, channels_last_convs) and _channels_last_conv_input_ok(x)
 
 
-# The causal convs fed without a norm in front, conv_in and the temporal upsamplers' time convs, through the
-# conv-layout lever too: cat_pad_5d writes their input channels-last and bias_add_contiguous adds the bias while
-# transposing the output back, where stock's layout costs cuDNN's transposes of the input, the weight and the
-# output and ATen's bias ``add_`` (0.0055 s and 0.0016 s of a Wan2.2 bf16 480x832 decode, gpu-logs/session34/C).
-# Checked per geometry like every lever conv. Eager only: compiled graphs keep their caches in stock's layout.
+# The causal convs fed without a norm in front, of a contiguous x, through the conv-layout lever too (the temporal
+# upsamplers' time convs; conv_in's x, a frame slice of the latents in the frame loop, keeps stock's layout):
+# cat_pad_5d writes their input channels-last and bias_add_contiguous adds the bias while transposing the output
+# back, where stock's layout costs cuDNN's transposes of the input, the weight and the output and ATen's bias
+# ``add_`` (most of 0.0055 s and 0.0016 s of a Wan2.2 bf16 480x832 decode, gpu-logs/session34/C). Checked per
+# geometry like every lever conv. Eager only: compiled graphs keep their caches in stock's layout.
 CHANNELS_LAST_UNNORMED_CONVS = True
 
 
