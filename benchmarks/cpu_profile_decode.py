@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import add_decode_case_arguments, warm_cuda_decodes  # noqa: E402
+from torch_wanops.bench import add_decode_case_arguments, describe_cuda_case, warm_cuda_decodes  # noqa: E402
 
 SLEEP_CYCLES = 4_000_000_000  # ~2 s at the H200's ~1.98 GHz
 
@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--top", type=int, default=35)
     args = parser.parse_args()
+    print(describe_cuda_case(args), flush=True)
     for name, decode in warm_cuda_decodes(args, args.variants):
         times = [issue_time_s(decode) for _ in range(args.repeats)]
         print(f"{name}: issuing the decode took {statistics.median(times) * 1e3:.2f} ms of CPU "

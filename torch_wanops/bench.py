@@ -162,11 +162,9 @@ def decode_case(args: argparse.Namespace, device: str) -> tuple[AutoencoderKLWan
 def warm_cuda_decodes(
     args: argparse.Namespace, variants: list[str]
 ) -> Iterator[tuple[str, Callable[[], torch.Tensor]]]:
-    """For the probe scripts: the decode case ``args`` name on CUDA (printed), then per variant its decode (no
-    autograd), run twice to warm up, with the variant in force until the next one is asked for."""
+    """For the probe scripts: per variant the decode (no autograd) of the case ``args`` name on CUDA, run twice to
+    warm up, with the variant in force until the next one is asked for."""
     vae, latents = decode_case(args, "cuda")
-    print(f"{args.model} {args.dtype} {args.size}x{args.frames}, {torch.cuda.get_device_name()}, "
-          f"torch {torch.__version__}", flush=True)
 
     def decode() -> torch.Tensor:
         with torch.no_grad():
@@ -177,6 +175,12 @@ def warm_cuda_decodes(
             for _ in range(2):
                 decode()
             yield name, decode
+
+
+def describe_cuda_case(args: argparse.Namespace) -> str:
+    """The probe scripts' first line: the case ``args`` name, the GPU and torch."""
+    return (f"{args.model} {args.dtype} {args.size}x{args.frames}, {torch.cuda.get_device_name()}, "
+            f"torch {torch.__version__}")
 
 
 def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
