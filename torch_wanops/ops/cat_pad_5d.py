@@ -103,12 +103,17 @@ def padded_shape(x: torch.Tensor, padding: Sequence[int], upsample: int = 1) -> 
     return (batch, channels, t_front + frames, height * upsample + 2 * pad_h, width * upsample + 2 * pad_w)
 
 
+def dense_out_strides(x: torch.Tensor, padding: Sequence[int], channels_last: bool) -> tuple[int, ...]:
+    """Dense strides of the padded output's shape: channels_last_3d, or contiguous."""
+    return dense_strides(padded_shape(x, padding), (1, 4, 3, 2, 0) if channels_last else (4, 3, 2, 1, 0))
+
+
 def cat_pad_5d_out_strides(
     x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], channels_last: bool = False
 ) -> tuple[int, ...]:
     """The first output's strides: those of ``cat_pad_5d_reference``, or dense channels_last_3d ones."""
     if channels_last:
-        return dense_strides(padded_shape(x, padding), (1, 4, 3, 2, 0))
+        return dense_out_strides(x, padding, True)
     return reference_strides(cat_pad_5d_reference, (x, cache), (tuple(padding),))
 
 

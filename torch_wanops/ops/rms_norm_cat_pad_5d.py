@@ -41,7 +41,6 @@ import torch.nn.functional as F
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
-    dense_strides,
     is_channels_last,
     is_frame_major,
     require,
@@ -58,6 +57,7 @@ from torch_wanops.ops.cat_pad_5d import (
     cat_pad_5d_outputs_reference,
     check_cat_pad_5d_args,
     check_cat_pad_5d_types,
+    dense_out_strides,
     launch_cat_pad_5d,
     padded_shape,
 )
@@ -126,8 +126,7 @@ def _out_memory_format(x: torch.Tensor, cache: torch.Tensor | None, channels_las
 
 
 def _out_strides(x, cache, padding, channels_last) -> tuple[int, ...]:
-    order = (1, 4, 3, 2, 0) if _out_memory_format(x, cache, channels_last) == torch.channels_last_3d else (4, 3, 2, 1, 0)
-    return dense_strides(padded_shape(x, padding), order)
+    return dense_out_strides(x, padding, _out_memory_format(x, cache, channels_last) == torch.channels_last_3d)
 
 
 def _with_bias(x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
