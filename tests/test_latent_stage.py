@@ -1,5 +1,6 @@
 """decoder.BATCHED_LATENT_STAGE: the latent-resolution stage on several frames per call, its check, its frame loop."""
 
+import contextlib
 import logging
 import weakref
 
@@ -275,3 +276,26 @@ def test_batched_latent_stage_on_cuda(arch, dtype):
     calls = [run_impl("triton", assert_same_decode, stock, omni, z) for _ in range(2)]
     assert torch.equal(calls[0], calls[1])
     print(f"{arch} {dtype}: verdicts {list(decoder_module._latent_stage_verdicts.values())}")
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["below-autograd", "autograd-dispatch"])
+def test_the_frame_loop_dispatches_below_autograd(switch, monkeypatch):
+    """DISPATCH_BELOW_AUTOGRAD: decode_latents' ops skip the autograd dispatch layer (and not with the switch off,
+    in grad mode, or after the decode), the same bits either way."""
+    monkeypatch.setattr(decoder_module, "DISPATCH_BELOW_AUTOGRAD", switch)
+    autograd = torch._C.DispatchKey.AutogradFunctionality
+    below = []
+    mid_block = decoder_module.mid_block
+
+    def recording_mid_block(*args, **kwargs):
+        below.append(torch._C._dispatch_tls_is_dispatch_key_excluded(autograd))
+        return mid_block(*args, **kwargs)
+
+    monkeypatch.setattr(decoder_module, "mid_block", recording_mid_block)
+    stock, omni = pair("wan2.2-tiny")
+    z = latents("wan2.2-tiny", torch.float32, "cpu", frames=3)
+    assert_same_decode(stock, omni, z)
+    assert below and all(flag == switch for flag in below)
+    assert not torch._C._dispatch_tls_is_dispatch_key_excluded(autograd)
+    with torch.enable_grad():
+        assert isinstance(decoder_module.dispatch_below_autograd(), type(contextlib.nullcontext()))

@@ -147,3 +147,17 @@ def test_without_triton_the_ops_take_the_reference(monkeypatch):
         assert _backend.implementation_name(device, torch.bfloat16, None) == "reference"
         stock, omni = pair("wan2.2-tiny", torch.bfloat16, device)
         assert_same_decode(stock, omni, latents("wan2.2-tiny", torch.bfloat16, device, frames=2))
+
+
+def test_int64_indexing_follows_the_span_not_the_storage():
+    from torch_wanops import _backend
+
+    # Meta tensors: the sizes are real, nothing is allocated.
+    storage = torch.empty(2**32, device="meta", dtype=torch.bfloat16)
+    assert not _backend.index_needs_int64(torch.empty(3, 5, device="meta"))
+    assert not _backend.index_needs_int64(storage[:4])  # a small view of a large storage
+    assert not _backend.index_needs_int64(storage[2**32 - 8:])  # far from the storage's start, a small span
+    assert _backend.index_needs_int64(storage[:: 2**31])  # two elements 2**31 apart
+    assert _backend.index_needs_int64(storage[: 2**31])
+    assert _backend.index_needs_int64(torch.empty(1, device="meta").expand(2**31))  # numel alone
+    assert not _backend.index_needs_int64(torch.empty(1, device="meta").expand(2**31 - 2))

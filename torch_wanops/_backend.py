@@ -84,8 +84,12 @@ def reference_kernels() -> Iterator[None]:
 
 
 def device_of(tensor: torch.Tensor) -> contextlib.AbstractContextManager:
-    """Make ``tensor``'s CUDA device current, so a launch lands on it and on its current stream."""
-    if tensor.device.type == "cuda":
+    """Make ``tensor``'s CUDA device current, so a launch lands on it and on its current stream.
+
+    A no-op where it is current already (every call of a one-GPU decode): the device guard's
+    enter and exit are CPU time on each launch.
+    """
+    if tensor.device.type == "cuda" and tensor.device.index != torch.cuda.current_device():
         return torch.cuda.device(tensor.device)
     return contextlib.nullcontext()
 
@@ -94,8 +98,14 @@ def index_needs_int64(*tensors: torch.Tensor) -> bool:
     """True when an element offset in any of ``tensors`` may not fit in int32."""
     limit = 2**31 - 1
     for tensor in tensors:
+        if tensor.numel() >= limit:
+            return True
+        # Every offset from a tensor's first element stays inside its storage: a storage under the
+        # limit settles it without walking the strides (a per-launch cost on the CPU).
+        if tensor.untyped_storage().nbytes() < limit * tensor.element_size():
+            continue
         span = sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()) if size > 0)
-        if span >= limit or tensor.numel() >= limit:
+        if span >= limit:
             return True
     return False
 

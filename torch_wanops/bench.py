@@ -58,6 +58,7 @@ SEPARATE_DUP_UP3D_ADDS_VARIANT = "wanops-eager-separate-dup-up3d-adds"
 UNSPLIT_KERNEL_NORMS_VARIANT = "wanops-eager-unsplit-kernel-norms"
 PER_CALL_WEIGHT_COPIES_VARIANT = "wanops-eager-per-call-weight-copies"
 STOCK_LAYOUT_UNNORMED_CONVS_VARIANT = "wanops-eager-stock-layout-unnormed-convs"
+AUTOGRAD_DISPATCH_VARIANT = "wanops-eager-autograd-dispatch"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -79,6 +80,7 @@ LEVER_SWITCHES = {
     UNSPLIT_KERNEL_NORMS_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "BLOCK_SPLIT_NORMS", False),
     PER_CALL_WEIGHT_COPIES_VARIANT: ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
     STOCK_LAYOUT_UNNORMED_CONVS_VARIANT: ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
+    AUTOGRAD_DISPATCH_VARIANT: ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

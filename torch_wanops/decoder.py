@@ -615,6 +615,21 @@ _decode_weight_copies: contextvars.ContextVar[DecodeWeightCopies | None] = conte
 )
 
 
+# decode_latents runs without autograd (batches_latent_stage), so its frame loop dispatches every op below the
+# autograd layer, as each op would end up anyway: the wanops ops skip their Python autograd kernel (its
+# forward_no_grad and redispatch, ~5-10 us of CPU per call) and ATen's ops their autograd wrappers. Views and
+# in-place version counters are kept (that layer, ADInplaceOrView, still runs). Eager only: a compiled graph
+# has no per-op dispatch to trim.
+DISPATCH_BELOW_AUTOGRAD = True
+
+
+def dispatch_below_autograd() -> contextlib.AbstractContextManager:
+    """Skip the autograd dispatch layer within the block (DISPATCH_BELOW_AUTOGRAD); only with grad mode off."""
+    if not DISPATCH_BELOW_AUTOGRAD or torch.is_grad_enabled() or torch.compiler.is_compiling():
+        return contextlib.nullcontext()
+    return torch._C._AutoDispatchBelowAutograd()
+
+
 @contextlib.contextmanager
 def weight_copies_kept() -> Iterator[None]:
     """Within the block, small conv weights are copied channels-last once (DECODE_WEIGHT_COPIES), not per call."""
@@ -1742,10 +1757,11 @@ class OmniWanDecoder(WanDecoder3d):
         """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
         (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
         where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Small
-        conv weights are copied channels-last once for all the frames (weight_copies_kept)."""
+        conv weights are copied channels-last once for all the frames (weight_copies_kept), and the ops dispatched
+        below the autograd layer (dispatch_below_autograd)."""
         channels_last = self.channels_last_convs and not is_channels_last(x)
         up_blocks = stage_up_blocks(self, x)
-        with weight_copies_kept():
+        with weight_copies_kept(), dispatch_below_autograd():
             outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
             for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
                 stage = _latent_stage_frames(

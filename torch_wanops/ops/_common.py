@@ -35,8 +35,9 @@ def require_tensor(value: object, name: str, ndim: int | tuple[int, ...] = 5, op
 
 
 def require_int(value: object, name: str) -> None:
-    # bool is an int subclass but never a meaningful count or factor here.
-    if isinstance(value, bool) or not isinstance(value, (int, torch.SymInt)):
+    # bool is an int subclass but never a meaningful count or factor here. (A plain int, by far the
+    # commonest, is settled by the first test: these checks run on every call.)
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, (int, torch.SymInt))):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
 
 

@@ -50,6 +50,13 @@ def check_cat_pad_5d_args(
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
     check_cat_pad_5d_types(x, cache, padding, keep_cache_frames, channels_last)
+    check_cat_pad_5d_values(x, cache, padding, keep_cache_frames)
+
+
+def check_cat_pad_5d_values(
+    x: torch.Tensor, cache: torch.Tensor | None, padding: Sequence[int], keep_cache_frames: int
+) -> None:
+    """The half of ``check_cat_pad_5d_args`` after the types: for callers that checked those already."""
     if cache is not None:
         require_same_placement(x, "x", cache, "cache")
         for dim, label in ((0, "batch"), (1, "channels"), (3, "height"), (4, "width")):

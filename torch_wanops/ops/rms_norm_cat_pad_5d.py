@@ -33,6 +33,7 @@ stock expression gives for canonically laid-out contiguous or channels-last inpu
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 
@@ -55,8 +56,8 @@ from torch_wanops.ops.cat_pad_5d import (
     _empty_next_cache,
     _keep_frames,
     cat_pad_5d_outputs_reference,
-    check_cat_pad_5d_args,
     check_cat_pad_5d_types,
+    check_cat_pad_5d_values,
     dense_out_strides,
     launch_cat_pad_5d,
     padded_shape,
@@ -94,7 +95,7 @@ def check_rms_norm_cat_pad_5d_args(
     check_rms_norm_cat_pad_5d_types(
         x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
     )
-    check_cat_pad_5d_args(x, cache, padding, keep_cache_frames)
+    check_cat_pad_5d_values(x, cache, padding, keep_cache_frames)
     require_same_placement(x, "x", gamma, "gamma")
     require(
         tuple(gamma.shape) == (x.shape[1], 1, 1, 1),
@@ -275,9 +276,14 @@ def _chunk_ctas(x: torch.Tensor, norm_frames: int) -> int:
     batch, channels, frames, height, width = x.shape
     if 0 < norm_frames < frames:
         frames = norm_frames
-    properties = torch.cuda.get_device_properties(x.device)
-    return aten_ctas_per_output(channels, batch * frames * height * width, properties.multi_processor_count,
-                                properties.max_threads_per_multi_processor)
+    return aten_ctas_per_output(channels, batch * frames * height * width, *_multiprocessors_and_threads(x.device))
+
+
+@functools.lru_cache(maxsize=None)
+def _multiprocessors_and_threads(device: torch.device) -> tuple[int, int]:
+    """(SM count, threads per SM) of a CUDA device: asked once, not on every norm's launch."""
+    properties = torch.cuda.get_device_properties(device)
+    return properties.multi_processor_count, properties.max_threads_per_multi_processor
 
 
 def channel_norm_reference(x: torch.Tensor, bias: torch.Tensor | None = None, ctas: int = 1) -> torch.Tensor:
