@@ -198,3 +198,54 @@ def test_wan22_decode_copies_its_large_weights_on_cuda(dtype, monkeypatch):
     assert_same_decode(stock, omni, real_or_tiny_latents("wan2.2", dtype))
     assert (1024, 1024, 3, 3, 3) in copied
     assert all(torch.Size(shape).numel() >= decoder_module._COPIED_WEIGHT_ELEMENTS for shape in copied)
+
+
+def test_a_weight_goes_as_it_is_where_aten_calls_the_input_contiguous(monkeypatch):
+    """One frame of a (B, H, W, T, C)-stored upsampler input: dense channels-last, but its batch stride is the
+    channels' span, so ATen's conv takes it as contiguous; a channels-last weight would switch ATen's kernels
+    (fp32 tiny decodes changed bits on the H200). The weight then goes as it is, large or small."""
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    one_frame = torch.empty_strided((1, 32, 8, 12), (32, 1, 384, 32))
+    assert one_frame.is_contiguous(memory_format=torch.channels_last)
+    small, large = torch.randn(16, 32, 3, 3), torch.empty(1 << 22, 1, 1, 3)
+    with decoder_module.weight_copies_kept():
+        assert decoder_module._conv_weight_for(small, one_frame) is small
+        assert decoder_module._conv_weight_for(large, torch.empty_strided((1, 1, 8, 12), (1, 1, 12, 1))) is large
+        canonical = decoder_module._conv_weight_for(small, torch.empty(1, 32, 8, 12, memory_format=torch.channels_last))
+        assert canonical is not small and canonical.is_contiguous(memory_format=torch.channels_last)
+
+
+def dense_layout(shape, order, offset_frames=None):
+    """A dense tensor of ``shape`` with dims laid out innermost first in ``order``."""
+    strides, step = [0] * len(shape), 1
+    for d in order:
+        strides[d] = step
+        step *= shape[d]
+    return torch.empty_strided(shape, strides)
+
+
+@given(
+    rank=st.sampled_from([4, 5]),
+    sizes=st.lists(st.sampled_from([1, 1, 2, 3, 5]), min_size=5, max_size=5),
+    order_seed=st.randoms(use_true_random=False),
+    from_storage=st.booleans(),
+)
+@example(rank=4, sizes=[1, 4, 2, 3, 1], order_seed=None, from_storage=False)
+def test_aten_suggests_channels_last_as_atens_conv_decides(rank, sizes, order_seed, from_storage):
+    """aten_suggests_channels_last against ATen's own choice of layout for a conv of that input with a contiguous
+    weight (asked as for the CPU's oneDNN backend, which follows the input's suggest_memory_format in 4-D and 5-D),
+    on dense tensors in every order of their dims, size-1 dims included, and on slices of frames stored inside each
+    pixel."""
+    from torch_wanops.ops._common import aten_suggests_channels_last
+
+    shape = tuple(sizes[:rank])
+    order = list(range(rank))[::-1]
+    if order_seed is not None:
+        order_seed.shuffle(order)
+    x = dense_layout(shape, order)
+    if from_storage:  # a frame slice of a (B, H, W, T, C)-stored tensor, viewed as (B * T, C, H, W) per frame
+        frames = dense_layout((1, shape[1], 3, *shape[2:4]), (1, 2, 4, 3, 0))[:, :, 1]
+        x = frames if rank == 4 else frames.unsqueeze(2)
+    weight = torch.empty(2, x.shape[1], *([1] * (rank - 2)))
+    chosen = torch._C._conv_determine_backend_memory_format(x, weight, torch._C._ConvBackend.Mkldnn)
+    assert aten_suggests_channels_last(x) == (chosen in (torch.channels_last, torch.channels_last_3d))

@@ -72,7 +72,13 @@ from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops.dup_up3d_add import expected_main_shape
 from torch_wanops.ops.rms_norm_cat_pad_5d import frame_chunks, per_frame_chunk
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
-from torch_wanops.ops._common import channels_last_format, dense_strides, is_channels_last, is_frame_major
+from torch_wanops.ops._common import (
+    aten_suggests_channels_last,
+    channels_last_format,
+    dense_strides,
+    is_channels_last,
+    is_frame_major,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -648,7 +654,10 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
         padded.is_cuda
         and weight.dtype == padded.dtype
         and padded.is_contiguous(memory_format=layout)
-        and not padded.is_contiguous()  # unambiguously channels-last: ATen's conv then is
+        # ATen's conv picks channels-last by its input's suggested layout, not by is_contiguous: handed a
+        # channels-last weight for an input it would call contiguous, it would switch kernels (a one-frame
+        # upsampler input of frames stored inside each pixel, tests/test_reliability.py's fp32 tiny decodes).
+        and aten_suggests_channels_last(padded)
         and weight.is_contiguous()
         and not weight.is_contiguous(memory_format=layout)
     ):

@@ -109,6 +109,26 @@ def reference_strides(reference: Callable, tensors: Sequence[torch.Tensor | None
     return _probe_strides(reference, tuple(geometry(t) for t in tensors), extra)
 
 
+def aten_suggests_channels_last(tensor: torch.Tensor) -> bool:
+    """Whether ATen's ``suggest_memory_format()`` of this 4-D or 5-D tensor is channels-last: the layout ATen's
+    convolutions pick for it (with a contiguous weight), which is not the same as ``is_contiguous(memory_format=...)``.
+
+    c10's ``is_channels_last_strides_2d_s4``/``3d_s5``: walking channels, then the spatial dims innermost first,
+    then the batch, each stride at least the span of the ones before; a batch stride equal to the channels' one,
+    or a zero channel stride, is contiguous. So a one-element batch whose stride is smaller than the rest (a
+    view of frames stored inside each pixel) counts as contiguous, though it is dense channels-last.
+    """
+    shape, strides = tensor.shape, tensor.stride()
+    if tensor.dim() not in (4, 5) or strides[1] == 0:
+        return False
+    least = 0
+    for d in (1, *range(tensor.dim() - 1, 1, -1), 0):
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
+
+
 def is_channels_last(tensor: torch.Tensor) -> bool:
     """The ops' channels-last rule: more than one channel, and channels at stride 1.
 
