@@ -37,12 +37,13 @@ case "$1" in
     bash benchmarks/run_on_gpu.sh tests-decoder &
     wait
     ;;
-  tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements)
-    run_parallel pytest_cuda -k cuda tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
-      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_upsample_nearest_2x.py
+  tests-ops)  # the ops' CUDA tests (property tests, real decoder sizes, >2**31 elements); -m cuda: every CUDA test
+    run_parallel pytest_cuda -m cuda tests/test_cat_pad_5d.py tests/test_dup_up3d_add.py \
+      tests/test_bias_add_contiguous.py tests/test_rms_norm_cat_pad_5d.py tests/test_upsample_nearest_2x.py \
+      tests/test_conv3d_chunked.py tests/test_channels_last_copy.py tests/test_wan_rms_norm.py
     ;;
-  tests-decoder)  # decoder and reliability tests on CUDA
-    run_parallel pytest_cuda -k cuda tests/test_decoder.py &
+  tests-decoder)  # decoder, latent stage, compile path and reliability tests on CUDA
+    run_parallel pytest_cuda -m cuda tests/test_decoder.py tests/test_latent_stage.py tests/test_compile.py &
     run_parallel pytest_cuda tests/test_reliability.py &
     wait
     ;;

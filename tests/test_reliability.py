@@ -89,6 +89,7 @@ def test_two_streams_concurrently():
         assert torch.equal(kept, x[:, :, -2:])
 
 
+@cuda
 @pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2, reason="needs two CUDA devices")
 def test_kernels_launch_on_the_tensors_device():
     x = torch.randn(1, 64, 2, 60, 104, device="cuda:1", dtype=torch.bfloat16)
