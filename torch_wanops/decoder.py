@@ -631,9 +631,11 @@ DISPATCH_BELOW_AUTOGRAD = True
 
 def dispatch_below_autograd() -> contextlib.AbstractContextManager:
     """Skip the autograd dispatch layer within the block (DISPATCH_BELOW_AUTOGRAD); only with grad mode off."""
-    if not DISPATCH_BELOW_AUTOGRAD or torch.is_grad_enabled() or torch.compiler.is_compiling():
+    # A private guard (torch.library's own autograd kernel enters it); a torch without it dispatches as ever.
+    below_autograd = getattr(torch._C, "_AutoDispatchBelowAutograd", None)
+    if below_autograd is None or not DISPATCH_BELOW_AUTOGRAD or torch.is_grad_enabled() or torch.compiler.is_compiling():
         return contextlib.nullcontext()
-    return torch._C._AutoDispatchBelowAutograd()
+    return below_autograd()
 
 
 @contextlib.contextmanager
