@@ -3,7 +3,8 @@
     python benchmarks/cpu_launch_costs.py [--channels 1024 --size 30x52]
 
 A ~1 s sleep kernel is queued first, so no call waits for the GPU; each op is then issued
-``--calls`` times and the median CPU time per call printed: the wanops ops through their Python
+``--calls`` times, in ``--rounds`` interleaved rounds, and the median CPU time per call printed (the median
+and the least of the rounds): the wanops ops through their Python
 wrappers (and, where it applies, the layers below: dispatch, the launcher, Triton's launch), and the
 ATen calls the decoder makes beside them (the conv, the norm reduction, an empty tensor).
 """
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=1024)
     parser.add_argument("--size", default="30x52")
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     height, width = (int(v) for v in args.size.split("x"))
     channels, dtype, device = args.channels, torch.bfloat16, "cuda"
@@ -92,9 +94,16 @@ def main() -> None:
     }
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {channels} channels at {height}x{width}, "
           f"1 frame, bf16; CPU us per call, median of {args.calls}")
+    # The GPU machine's CPU time per call drifts by tens of percent over seconds (gpu-logs/session36/A): every op
+    # is measured once per round, the rounds interleaved, and the median and least of the rounds printed.
+    rounds = {name: [] for name in ops}
     with torch.no_grad():
-        for name, fn in ops.items():
-            print(f"{per_call_us(fn, args.calls):8.1f}  {name}", flush=True)
+        for _ in range(args.rounds):
+            for name, fn in ops.items():
+                rounds[name].append(per_call_us(fn, args.calls))
+    print(f"{'median':>8} {'least':>8}  of {args.rounds} rounds")
+    for name, times in rounds.items():
+        print(f"{statistics.median(times):8.1f} {min(times):8.1f}  {name}")
 
 
 if __name__ == "__main__":
