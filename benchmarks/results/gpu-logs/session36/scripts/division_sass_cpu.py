@@ -1,8 +1,19 @@
-import collections, re
+"""Session 36: the fused norm's division alone, div.rn against a per-column reciprocal with one FMA correction and a
+per-element guard in inline PTX, compiled for sm_90 on the CPU; main-path SASS instructions per element (static).
+
+    python benchmarks/results/gpu-logs/session36/scripts/division_sass_cpu.py   (from the repository root)
+"""
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.getcwd(), "benchmarks"))
 import triton, triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.tools.disasm import get_sass
+
+from count_sass import main_path_opcodes  # noqa: E402
 
 GUARDED = tl.constexpr("""
 {
@@ -36,22 +47,12 @@ def norm_math(x_ptr, n_ptr, out_ptr, GUARD: tl.constexpr, BLOCK: tl.constexpr, C
         q = tl.math.div_rn(x, n)
     tl.store(out_ptr + w * BLOCK + c, q.to(tl.bfloat16))
 
-def main_path(sass):
-    ops = []
-    for line in sass.splitlines():
-        if "\t" not in line: continue
-        ins = re.sub(r"^@!?U?P[T0-9]+\s+", "", line.split("\t", 1)[1].strip())
-        op = ins.split()[0].rstrip(";") if ins else ""
-        if op.startswith("EXIT"): break
-        if op[:1].isupper(): ops.append(op)
-    return ops
-
 for guard in (False, True):
     sig = {"x_ptr": "*bf16", "n_ptr": "*fp32", "out_ptr": "*bf16", "GUARD": "constexpr", "BLOCK": "constexpr", "COLS": "constexpr"}
     consts = {"GUARD": guard, "BLOCK": 64, "COLS": 32}
     k = triton.compile(ASTSource(norm_math, sig, consts, {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (2,): [["tt.divisibility", 16]]}),
                        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "enable_fp_fusion": False})
-    ops = main_path(get_sass(k.asm["cubin"]))
+    ops = main_path_opcodes(get_sass(k.asm["cubin"]))
     per = 64 * 32 // 128
     cnt = collections.Counter(o.split(".")[0] for o in ops)
     print("guarded reciprocal" if guard else "div.rn", len(ops), f"{len(ops)/per:.1f}/elem", cnt.most_common(14))
