@@ -160,6 +160,7 @@ def tail_expectation(x, weight, full, tail_tiles, segments, dtype):
     return expected
 
 
+@cuda
 @pytest.mark.skipif(KERNEL_DEVICE != "cuda", reason="needs CUDA: the interpreter's dots are numpy's, rounded by block shape")
 @given(
     batch=st.integers(1, 2),
