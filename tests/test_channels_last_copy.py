@@ -11,6 +11,7 @@ from test_decoder import assert_same_decode, pair, real_or_tiny_latents
 from torch_wanops import decoder as decoder_module
 from torch_wanops.configs import CONFIGS
 from torch_wanops.ops import channels_last_copy
+from torch_wanops.ops._common import aten_suggests_channels_last, dense_strides
 
 
 def channels_last_of(x: torch.Tensor) -> torch.Tensor:
@@ -215,13 +216,9 @@ def test_a_weight_goes_as_it_is_where_aten_calls_the_input_contiguous(monkeypatc
         assert canonical is not small and canonical.is_contiguous(memory_format=torch.channels_last)
 
 
-def dense_layout(shape, order, offset_frames=None):
+def dense_layout(shape, order):
     """A dense tensor of ``shape`` with dims laid out innermost first in ``order``."""
-    strides, step = [0] * len(shape), 1
-    for d in order:
-        strides[d] = step
-        step *= shape[d]
-    return torch.empty_strided(shape, strides)
+    return torch.empty_strided(shape, dense_strides(shape, order))
 
 
 @given(
@@ -236,8 +233,6 @@ def test_aten_suggests_channels_last_as_atens_conv_decides(rank, sizes, order_se
     weight (asked as for the CPU's oneDNN backend, which follows the input's suggest_memory_format in 4-D and 5-D),
     on dense tensors in every order of their dims, size-1 dims included, and on slices of frames stored inside each
     pixel."""
-    from torch_wanops.ops._common import aten_suggests_channels_last
-
     shape = tuple(sizes[:rank])
     order = list(range(rank))[::-1]
     if order_seed is not None:
