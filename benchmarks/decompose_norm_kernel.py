@@ -1,12 +1,13 @@
 """Where the fused norm kernel's time goes, and its launch tiles, on the decoder's real launches (CUDA).
 
-Times ``cat_pad_5d_kernel`` with the norm prologue on Wan2.1 480x832's launches (a residual
+Times ``cat_pad_5d_kernel`` with the norm prologue on Wan2.1's (or Wan2.2's) 480x832 launches (a residual
 block's first norm: NCDHW x into a channels-last conv input; its second norm: a conv's raw
-channels-last output, the bias added on the way) as the op runs it, then without SiLU, as a
-plain copy, and over launch tiles (each checked for the same bits); then ``channel_norm_kernel``
+channels-last output, the bias added on the way) as the op runs it, then with the IEEE division and the
+loaded SiLU table (``RECIPROCAL_DIVISION`` and ``TABLE_READ_BY_PTX`` off: checked for the same bits), without
+SiLU, as a plain copy, and over launch tiles (each checked for the same bits); then ``channel_norm_kernel``
 against ATen's reduction, and its tiles.
 
-    python benchmarks/decompose_norm_kernel.py [--dtype bf16|fp16|fp32]
+    python benchmarks/decompose_norm_kernel.py [--dtype bf16|fp16|fp32] [--model wan2.2] [--no-tiles]
 """
 
 from __future__ import annotations
@@ -30,14 +31,19 @@ cat_pad_ops = importlib.import_module("torch_wanops.ops.cat_pad_5d")
 rms = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
 
 PADDING = (1, 1, 1, 1, 2, 0)
-CASES = [  # (label, channels, frames, height, width, raw channels-last conv output with bias)
-    ("96ch first norm", 96, 4, 480, 832, False),
-    ("96ch second norm", 96, 4, 480, 832, True),
-    ("192ch first norm", 192, 4, 240, 416, False),
-    ("192ch second norm", 192, 4, 240, 416, True),
-    ("384ch first norm", 384, 2, 120, 208, False),
-    ("384ch second norm", 384, 2, 120, 208, True),
-]
+# (channels, frames, height, width) of the residual blocks' norms, each as its first and its second norm.
+BLOCK_SHAPES = {
+    "wan2.1": [(96, 4, 480, 832), (192, 4, 240, 416), (384, 2, 120, 208)],
+    "wan2.2": [(256, 4, 240, 416), (512, 4, 240, 416), (512, 4, 120, 208), (1024, 4, 120, 208), (1024, 4, 60, 104)],
+}
+
+
+def cases(model: str) -> list[tuple]:
+    """(label, channels, frames, height, width, raw channels-last conv output with bias)."""
+    return [(f"{c}ch {f}f {h}x{w} {'second' if raw else 'first'} norm", c, f, h, w, raw)
+            for c, f, h, w in BLOCK_SHAPES[model] for raw in (False, True)]
+
+
 TILES = [(c, w, warps) for c in (16, 32, 64) for w in (8, 16, 32, 64) for warps in (1, 2, 4)
          if 32 * warps <= c * w <= 4096]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -53,7 +59,9 @@ def case_inputs(channels, frames, height, width, raw, dtype):
     bias = torch.randn(channels, device="cuda", dtype=dtype) if raw else None
     norm = rms._channel_norm(x) if bias is None else rms.launch_channel_norm(x, bias)
     table = None if dtype == torch.float32 else rms.silu_table(x.device, x.dtype)
-    prologue = cat_pad_ops.NormPrologue(norm, gamma, float(channels) ** 0.5, True, table, bias)
+    prologue = cat_pad_ops.NormPrologue(norm, gamma, float(channels) ** 0.5, True, table, bias,
+                                        reciprocal_division=rms.RECIPROCAL_DIVISION,
+                                        table_read_by_ptx=rms.TABLE_READ_BY_PTX)
     return x, cache, prologue, rms._out_strides(x, cache, PADDING, True)
 
 
@@ -71,8 +79,8 @@ def time_ms(fn) -> float:
     return triton.testing.do_bench(fn, return_mode="median")
 
 
-def decompose(dtype: torch.dtype) -> None:
-    for label, channels, frames, height, width, raw in CASES:
+def decompose(dtype: torch.dtype, model: str, tiles: bool) -> None:
+    for label, channels, frames, height, width, raw in cases(model):
         x, cache, prologue, strides = case_inputs(channels, frames, height, width, raw, dtype)
         expected = run_kernel(x, cache, prologue, strides)[0]
         # x, cache, output, kept frames
@@ -84,10 +92,14 @@ def decompose(dtype: torch.dtype) -> None:
         # Twice, first and last: the spread between them is the run's noise.
         tile = _backend.norm_tile(channels, width + 2, not raw)
         report(f"kernel, tile {tile}", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
+        ieee = dataclasses.replace(prologue, reciprocal_division=False, table_read_by_ptx=False)
+        if not torch.equal(run_kernel(x, cache, ieee, strides)[0], expected):
+            raise AssertionError(f"{label}: the IEEE division and loaded table changed bits")
+        report("IEEE division, loaded SiLU table", time_ms(lambda: run_kernel(x, cache, ieee, strides)))
         no_silu = dataclasses.replace(prologue, silu=False, silu_table=None)
         report("no SiLU (timing only)", time_ms(lambda: run_kernel(x, cache, no_silu, strides)))
         report("plain copy, no norm (cat_pad_5d)", time_ms(lambda: run_kernel(x, cache, None, strides)))
-        for tile in TILES:
+        for tile in TILES if tiles else ():
             if not torch.equal(run_kernel(x, cache, prologue, strides, tile)[0], expected):
                 raise AssertionError(f"{label}: tile {tile} changed bits")
             report(f"tile {tile}", time_ms(lambda t=tile: run_kernel(x, cache, prologue, strides, t)))
@@ -129,10 +141,12 @@ def main() -> None:
     parser.add_argument("--dtype", choices=DTYPES, default="bf16")
     parser.add_argument("--no-channel-norm", action="store_true", help="skip the channel_norm_kernel sweep")
     parser.add_argument("--no-decompose", action="store_true", help="skip the fused norm's decomposition")
+    parser.add_argument("--no-tiles", action="store_true", help="skip the fused norm's tile sweep")
+    parser.add_argument("--model", choices=sorted(BLOCK_SHAPES), default="wan2.1", help="whose launches")
     args = parser.parse_args()
-    print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), args.dtype, flush=True)
+    print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), args.dtype, args.model, flush=True)
     if not args.no_decompose:
-        decompose(DTYPES[args.dtype])
+        decompose(DTYPES[args.dtype], args.model, not args.no_tiles)
     if not args.no_channel_norm:
         sweep_channel_norm()
 
