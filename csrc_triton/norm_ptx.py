@@ -62,14 +62,14 @@ def divide_by_norm(x, norm):
     divisor = tl.where(norm < 1e-12, 1e-12, norm)
     reciprocal = tl.where(divisor <= LARGEST_DIVISOR, tl.math.div_rn(1.0, divisor), float("nan"))
     return tl.inline_asm_elementwise(DIVISION_ASM, DIVISION_CONSTRAINTS,
-                                     [x, (-divisor) + tl.zeros_like(x), reciprocal + tl.zeros_like(x)],
+                                     [x, tl.broadcast_to(-divisor, x.shape), tl.broadcast_to(reciprocal, x.shape)],
                                      dtype=tl.float32, is_pure=True, pack=DIVISION_PACK)
 
 
 @triton.jit
 def lookup_16bit(table_ptr, bits, dtype: tl.constexpr):
     """``tl.load(table_ptr + bits)`` of a 65536-entry 16-bit table (bits in [0, 65536)), as fp32."""
-    base = table_ptr.to(tl.int64, bitcast=True) + tl.zeros_like(bits).to(tl.int64)
+    base = tl.broadcast_to(table_ptr.to(tl.int64, bitcast=True), bits.shape)
     entry = tl.inline_asm_elementwise("{ .reg .b64 a; mad.wide.u32 a, $1, 2, $2; ld.global.nc.b16 $0, [a]; }",
                                       "=h,r,l", [bits, base], dtype=tl.int16, is_pure=True, pack=1)
     return entry.to(dtype, bitcast=True).to(tl.float32)

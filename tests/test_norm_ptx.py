@@ -26,7 +26,8 @@ def divide_kernel(x_ptr, norm_ptr, out_ptr, rows, columns, BLOCK_C: tl.constexpr
     """out[i, j] = divide_by_norm(x[i], norm[j]): each column of the tile shares its norm, as in the fused norm."""
     i = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
     j = tl.program_id(1) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
-    x = tl.load(x_ptr + i, mask=i < rows, other=1.0).to(tl.float32) + tl.zeros((BLOCK_C, BLOCK_W), tl.float32)
+    # broadcast_to, not + 0.0: that would turn -0.0 into +0.0
+    x = tl.broadcast_to(tl.load(x_ptr + i, mask=i < rows, other=1.0).to(tl.float32), (BLOCK_C, BLOCK_W))
     norm = tl.load(norm_ptr + j, mask=j < columns, other=1.0)
     tl.store(out_ptr + i * columns + j, norm_ptx.divide_by_norm(x, norm), mask=(i < rows) & (j < columns))
 
