@@ -100,9 +100,10 @@ def decompose(dtype: torch.dtype, model: str, tiles: bool) -> None:
         report("no SiLU (timing only)", time_ms(lambda: run_kernel(x, cache, no_silu, strides)))
         report("plain copy, no norm (cat_pad_5d)", time_ms(lambda: run_kernel(x, cache, None, strides)))
         for tile in TILES if tiles else ():
-            if not torch.equal(run_kernel(x, cache, prologue, strides, tile)[0], expected):
-                raise AssertionError(f"{label}: tile {tile} changed bits")
-            report(f"tile {tile}", time_ms(lambda t=tile: run_kernel(x, cache, prologue, strides, t)))
+            for name, tiled in (("", prologue), (", IEEE division, loaded table", ieee)):
+                if not torch.equal(run_kernel(x, cache, tiled, strides, tile)[0], expected):
+                    raise AssertionError(f"{label}: tile {tile}{name} changed bits")
+                report(f"tile {tile}{name}", time_ms(lambda t=tile, p=tiled: run_kernel(x, cache, p, strides, t)))
         report("kernel again", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
         dst, src = torch.empty_like(expected), torch.randn_like(expected)
         report("torch copy of the padded output", time_ms(lambda: dst.copy_(src)))
