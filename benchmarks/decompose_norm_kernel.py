@@ -65,21 +65,38 @@ def case_inputs(channels, frames, height, width, raw, dtype):
     return x, cache, prologue, rms._out_strides(x, cache, PADDING, True)
 
 
-def run_kernel(x, cache, prologue, strides, tile=None):
-    original_tile = _backend.norm_tile
+class RegisterCap:
+    """Stands in for the kernel module: launches ``cat_pad_5d_kernel`` with Triton's ``maxnreg`` option."""
+
+    def __init__(self, kernels, maxnreg: int) -> None:
+        self.kernels, self.maxnreg = kernels, maxnreg
+
+    @property
+    def cat_pad_5d_kernel(self):
+        return self
+
+    def __getitem__(self, grid):
+        launch = self.kernels.cat_pad_5d_kernel[grid]
+        return lambda *args, **kwargs: launch(*args, **kwargs, maxnreg=self.maxnreg)
+
+
+def run_kernel(x, cache, prologue, strides, tile=None, maxnreg=None):
+    original_tile, kernels = _backend.norm_tile, cat_pad_ops._kernels
     if tile is not None:
         _backend.norm_tile = lambda *args: tile
+    if maxnreg is not None:
+        cat_pad_ops._kernels = RegisterCap(kernels, maxnreg)
     try:
         return cat_pad_ops.launch_cat_pad_5d(x, cache, PADDING, 2, strides, prologue)
     finally:
-        _backend.norm_tile = original_tile
+        _backend.norm_tile, cat_pad_ops._kernels = original_tile, kernels
 
 
 def time_ms(fn) -> float:
     return triton.testing.do_bench(fn, return_mode="median")
 
 
-def decompose(dtype: torch.dtype, model: str, tiles: bool) -> None:
+def decompose(dtype: torch.dtype, model: str, tiles: bool, register_caps: list[int]) -> None:
     for label, channels, frames, height, width, raw in cases(model):
         x, cache, prologue, strides = case_inputs(channels, frames, height, width, raw, dtype)
         expected = run_kernel(x, cache, prologue, strides)[0]
@@ -104,6 +121,12 @@ def decompose(dtype: torch.dtype, model: str, tiles: bool) -> None:
                 if not torch.equal(run_kernel(x, cache, tiled, strides, tile)[0], expected):
                     raise AssertionError(f"{label}: tile {tile}{name} changed bits")
                 report(f"tile {tile}{name}", time_ms(lambda t=tile, p=tiled: run_kernel(x, cache, p, strides, t)))
+        for maxnreg in register_caps:
+            for name, capped in (("", prologue), (", IEEE division, loaded table", ieee)):
+                if not torch.equal(run_kernel(x, cache, capped, strides, maxnreg=maxnreg)[0], expected):
+                    raise AssertionError(f"{label}: maxnreg {maxnreg}{name} changed bits")
+                report(f"maxnreg {maxnreg}{name}",
+                       time_ms(lambda m=maxnreg, p=capped: run_kernel(x, cache, p, strides, maxnreg=m)))
         report("kernel again", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
         dst, src = torch.empty_like(expected), torch.randn_like(expected)
         report("torch copy of the padded output", time_ms(lambda: dst.copy_(src)))
@@ -144,10 +167,12 @@ def main() -> None:
     parser.add_argument("--no-decompose", action="store_true", help="skip the fused norm's decomposition")
     parser.add_argument("--no-tiles", action="store_true", help="skip the fused norm's tile sweep")
     parser.add_argument("--model", choices=sorted(BLOCK_SHAPES), default="wan2.1", help="whose launches")
+    parser.add_argument("--maxnreg", type=int, nargs="*", default=[],
+                        help="also time the default tile with Triton's register cap (maxnreg) at these values")
     args = parser.parse_args()
     print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), args.dtype, args.model, flush=True)
     if not args.no_decompose:
-        decompose(DTYPES[args.dtype], args.model, not args.no_tiles)
+        decompose(DTYPES[args.dtype], args.model, not args.no_tiles, args.maxnreg)
     if not args.no_channel_norm:
         sweep_channel_norm()
 
