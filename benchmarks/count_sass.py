@@ -72,27 +72,17 @@ def compile_recorded(launch: RecordedLaunch):
 
 
 def main_path_opcodes(sass: str) -> list[str]:
-    """Opcodes up to the kernel's first EXIT (``div.rn``'s slow path is a subroutine after it), following each
-    branch to an explicit address: ``norm_ptx``'s jump over its ``div.rn`` fallback (16 bytes per instruction)."""
-    opcodes: list[str] = []
-    address, resume = 0, 0
+    """Opcodes up to the kernel's first EXIT (the division's slow path is a subroutine after it)."""
+    opcodes = []
     for line in sass.splitlines():
         if "\t" not in line:
             continue
-        text = line.split("\t", 1)[1].strip()
-        instruction = re.sub(r"^@!?U?P[T0-9]+\s+", "", text)
+        instruction = re.sub(r"^@!?U?P[T0-9]+\s+", "", line.split("\t", 1)[1].strip())
         opcode = instruction.split()[0].rstrip(";") if instruction else ""
-        if not opcode[:1].isupper():
-            continue
-        address += 16
-        if address - 16 < resume:
-            continue
         if opcode.startswith("EXIT"):
             break
-        opcodes.append(opcode)
-        jump = re.match(r"BRA (?:!?P\d, )?(0x[0-9a-f]+);", instruction)
-        if jump:
-            resume = int(jump.group(1), 16)
+        if opcode[:1].isupper():
+            opcodes.append(opcode)
     return opcodes
 
 
@@ -115,16 +105,12 @@ def main() -> None:
     silu_table = torch.empty(1 << 16, **meta)
     norm = torch.empty(1, 1, *shape[2:], dtype=torch.float32, device="meta")
     raw_bias = torch.empty(args.channels, **meta)
-    cases = [(f"{name}, {arithmetic}", layout, bias, ptx)
-             for name, layout, bias in (("raw channels-last x + bias", torch.channels_last_3d, raw_bias),
-                                        ("NCDHW x", torch.contiguous_format, None))
-             for arithmetic, ptx in (("div.rn", False), ("norm_ptx", True))]
-    for name, layout, bias, ptx in cases:
+    for name, layout, bias in (("raw channels-last x + bias", torch.channels_last_3d, raw_bias),
+                               ("NCDHW x", torch.contiguous_format, None)):
         x = torch.empty(shape, **meta).contiguous(memory_format=layout)
         cache = torch.empty(1, args.channels, 2, height, width, **meta).contiguous(memory_format=layout)
         strides = cat_pad.cat_pad_5d_out_strides(x, cache, padding, True)
-        prologue = cat_pad.NormPrologue(norm, gamma, args.channels ** 0.5, True, silu_table, bias,
-                                        reciprocal_division=ptx, table_read_by_ptx=ptx)
+        prologue = cat_pad.NormPrologue(norm, gamma, args.channels ** 0.5, True, silu_table, bias)
         launch, kernels = RecordedLaunch(), cat_pad._kernels
         cat_pad._kernels = launch
         try:
@@ -141,8 +127,7 @@ def main() -> None:
         print("  " + ", ".join(f"{opcode} {count}" for opcode, count in counts.most_common(24)))
         if args.out:
             os.makedirs(args.out, exist_ok=True)
-            with open(os.path.join(args.out, f"{name.split()[0]}-{'ptx' if ptx else 'div'}.sass"), "w",
-                      encoding="utf-8") as f:
+            with open(os.path.join(args.out, f"{name.split()[0]}.sass"), "w", encoding="utf-8") as f:
                 f.write(sass)
 
 

@@ -2,12 +2,11 @@
 
 Times ``cat_pad_5d_kernel`` with the norm prologue on Wan2.1's (or Wan2.2's) 480x832 launches (a residual
 block's first norm: NCDHW x into a channels-last conv input; its second norm: a conv's raw
-channels-last output, the bias added on the way) as the op runs it, then with the IEEE division and the
-loaded SiLU table (``RECIPROCAL_DIVISION`` and ``TABLE_READ_BY_PTX`` off: checked for the same bits), without
-SiLU, as a plain copy, and over launch tiles (each checked for the same bits); then ``channel_norm_kernel``
-against ATen's reduction, and its tiles.
+channels-last output, the bias added on the way) as the op runs it, then without SiLU, as a plain copy, over
+launch tiles and under Triton's register cap (``--maxnreg``; each checked for the same bits); then
+``channel_norm_kernel`` against ATen's reduction, and its tiles.
 
-    python benchmarks/decompose_norm_kernel.py [--dtype bf16|fp16|fp32] [--model wan2.2] [--no-tiles]
+    python benchmarks/decompose_norm_kernel.py [--dtype bf16|fp16|fp32] [--model wan2.2] [--no-tiles] [--maxnreg 40 48]
 """
 
 from __future__ import annotations
@@ -59,9 +58,7 @@ def case_inputs(channels, frames, height, width, raw, dtype):
     bias = torch.randn(channels, device="cuda", dtype=dtype) if raw else None
     norm = rms._channel_norm(x) if bias is None else rms.launch_channel_norm(x, bias)
     table = None if dtype == torch.float32 else rms.silu_table(x.device, x.dtype)
-    prologue = cat_pad_ops.NormPrologue(norm, gamma, float(channels) ** 0.5, True, table, bias,
-                                        reciprocal_division=rms.RECIPROCAL_DIVISION,
-                                        table_read_by_ptx=rms.TABLE_READ_BY_PTX)
+    prologue = cat_pad_ops.NormPrologue(norm, gamma, float(channels) ** 0.5, True, table, bias)
     return x, cache, prologue, rms._out_strides(x, cache, PADDING, True)
 
 
@@ -109,24 +106,17 @@ def decompose(dtype: torch.dtype, model: str, tiles: bool, register_caps: list[i
         # Twice, first and last: the spread between them is the run's noise.
         tile = _backend.norm_tile(channels, width + 2, not raw)
         report(f"kernel, tile {tile}", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
-        ieee = dataclasses.replace(prologue, reciprocal_division=False, table_read_by_ptx=False)
-        if not torch.equal(run_kernel(x, cache, ieee, strides)[0], expected):
-            raise AssertionError(f"{label}: the IEEE division and loaded table changed bits")
-        report("IEEE division, loaded SiLU table", time_ms(lambda: run_kernel(x, cache, ieee, strides)))
         no_silu = dataclasses.replace(prologue, silu=False, silu_table=None)
         report("no SiLU (timing only)", time_ms(lambda: run_kernel(x, cache, no_silu, strides)))
         report("plain copy, no norm (cat_pad_5d)", time_ms(lambda: run_kernel(x, cache, None, strides)))
         for tile in TILES if tiles else ():
-            for name, tiled in (("", prologue), (", IEEE division, loaded table", ieee)):
-                if not torch.equal(run_kernel(x, cache, tiled, strides, tile)[0], expected):
-                    raise AssertionError(f"{label}: tile {tile}{name} changed bits")
-                report(f"tile {tile}{name}", time_ms(lambda t=tile, p=tiled: run_kernel(x, cache, p, strides, t)))
+            if not torch.equal(run_kernel(x, cache, prologue, strides, tile)[0], expected):
+                raise AssertionError(f"{label}: tile {tile} changed bits")
+            report(f"tile {tile}", time_ms(lambda t=tile: run_kernel(x, cache, prologue, strides, t)))
         for maxnreg in register_caps:
-            for name, capped in (("", prologue), (", IEEE division, loaded table", ieee)):
-                if not torch.equal(run_kernel(x, cache, capped, strides, maxnreg=maxnreg)[0], expected):
-                    raise AssertionError(f"{label}: maxnreg {maxnreg}{name} changed bits")
-                report(f"maxnreg {maxnreg}{name}",
-                       time_ms(lambda m=maxnreg, p=capped: run_kernel(x, cache, p, strides, maxnreg=m)))
+            if not torch.equal(run_kernel(x, cache, prologue, strides, maxnreg=maxnreg)[0], expected):
+                raise AssertionError(f"{label}: maxnreg {maxnreg} changed bits")
+            report(f"maxnreg {maxnreg}", time_ms(lambda m=maxnreg: run_kernel(x, cache, prologue, strides, maxnreg=m)))
         report("kernel again", time_ms(lambda: run_kernel(x, cache, prologue, strides)))
         dst, src = torch.empty_like(expected), torch.randn_like(expected)
         report("torch copy of the padded output", time_ms(lambda: dst.copy_(src)))

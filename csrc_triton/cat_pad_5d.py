@@ -27,30 +27,22 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from .indexing import line_tile_program
-from .norm_ptx import divide_by_norm, lookup_16bit
 from .rounding import round_to, round_to_tf32_grid
 
 
 @triton.jit
 def rms_norm_silu(x, norm, gamma, scale, silu_table_ptr, SILU: tl.constexpr, SILU_TABLE: tl.constexpr,
-                  LIBDEVICE_EXP: tl.constexpr, PTX_NORM: tl.constexpr, PTX_TABLE: tl.constexpr,
-                  dtype: tl.constexpr):
+                  LIBDEVICE_EXP: tl.constexpr, dtype: tl.constexpr):
     """Stock ``silu(F.normalize(x.float(), dim=1).to(dtype) * scale * gamma + 0.0)`` in fp32 registers."""
     # F.normalize: x / norm.clamp_min(1e-12), IEEE division (ATen is built without fast math).
-    if PTX_NORM:
-        y = round_to(divide_by_norm(x, norm), dtype)
-    else:
-        y = round_to(tl.math.div_rn(x, tl.where(norm < 1e-12, 1e-12, norm)), dtype)
+    y = round_to(tl.math.div_rn(x, tl.where(norm < 1e-12, 1e-12, norm)), dtype)
     y = round_to(y * scale, dtype)
     y = round_to(y * gamma, dtype)
     y = y + 0.0  # the bias-free norm adds 0.0: -0.0 becomes +0.0, and stays on the grid
     if SILU and SILU_TABLE:
         # A 16-bit dtype has 65536 values: look up ATen's own SiLU of each by its bits.
         bits = y.to(dtype).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
-        if PTX_TABLE:
-            y = lookup_16bit(silu_table_ptr, bits, dtype)
-        else:
-            y = tl.load(silu_table_ptr + bits).to(tl.float32)
+        y = tl.load(silu_table_ptr + bits).to(tl.float32)
     elif SILU:
         # ATen's silu: x / (1 + expf(-x)). libdevice's expf is CUDA's; the interpreter has only tl.exp.
         if LIBDEVICE_EXP:
@@ -112,8 +104,6 @@ def cat_pad_5d_kernel(
     HAS_BIAS: tl.constexpr,
     TF32_OUT: tl.constexpr,
     LIBDEVICE_EXP: tl.constexpr,
-    PTX_NORM: tl.constexpr,
-    PTX_TABLE: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
     LINES: tl.constexpr,
@@ -179,7 +169,7 @@ def cat_pad_5d_kernel(
                 bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
                 normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
             normalized = rms_norm_silu(normalized, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
-                                       LIBDEVICE_EXP, PTX_NORM, PTX_TABLE, out_ptr.dtype.element_ty)
+                                       LIBDEVICE_EXP, out_ptr.dtype.element_ty)
             values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)

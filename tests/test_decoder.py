@@ -1582,13 +1582,11 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
         ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
         ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
-        ("torch_wanops.ops.rms_norm_cat_pad_5d", "RECIPROCAL_DIVISION", False),
-        ("torch_wanops.ops.rms_norm_cat_pad_5d", "TABLE_READ_BY_PTX", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
-         "autograd-dispatch", "ieee-division-norms", "loaded-silu-table"],
+         "autograd-dispatch"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -59,8 +59,6 @@ UNSPLIT_KERNEL_NORMS_VARIANT = "wanops-eager-unsplit-kernel-norms"
 PER_CALL_WEIGHT_COPIES_VARIANT = "wanops-eager-per-call-weight-copies"
 STOCK_LAYOUT_UNNORMED_CONVS_VARIANT = "wanops-eager-stock-layout-unnormed-convs"
 AUTOGRAD_DISPATCH_VARIANT = "wanops-eager-autograd-dispatch"
-IEEE_DIVISION_NORMS_VARIANT = "wanops-eager-ieee-division-norms"
-LOADED_SILU_TABLE_VARIANT = "wanops-eager-loaded-silu-table"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -83,8 +81,6 @@ LEVER_SWITCHES = {
     PER_CALL_WEIGHT_COPIES_VARIANT: ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
     STOCK_LAYOUT_UNNORMED_CONVS_VARIANT: ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
     AUTOGRAD_DISPATCH_VARIANT: ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
-    IEEE_DIVISION_NORMS_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "RECIPROCAL_DIVISION", False),
-    LOADED_SILU_TABLE_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "TABLE_READ_BY_PTX", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

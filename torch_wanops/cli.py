@@ -25,8 +25,6 @@ OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous
 LEVERS = (
     ("torch_wanops.decoder", "OmniWanDecoder.channels_last_convs", "CUDA bf16/fp16/fp32, per geometry where cuDNN's kernels match"),
     ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", "CUDA bf16/fp16"),
-    ("torch_wanops.ops.rms_norm_cat_pad_5d", "RECIPROCAL_DIVISION", "CUDA bf16/fp16: the fused norm divides by a per-column reciprocal, Markstein-corrected"),
-    ("torch_wanops.ops.rms_norm_cat_pad_5d", "TABLE_READ_BY_PTX", "CUDA bf16/fp16, channels-last x and output: the SiLU table read by inline PTX"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORM_INPUTS", "CUDA, with channels_last_convs"),
     ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", "CUDA eager, with channels_last_convs: the time convs too"),
     ("torch_wanops.decoder", "FUSED_RESIDUAL_ADDS", "CUDA, with channels_last_convs"),

@@ -27,7 +27,6 @@ from torch_wanops.ops._common import (
 )
 
 _kernels = _backend.kernel_module("cat_pad_5d")
-_norm_ptx = _backend.kernel_module("norm_ptx")
 
 
 def check_cat_pad_5d_types(
@@ -154,26 +153,6 @@ class NormPrologue:
     bias: torch.Tensor | None = None
     # fp32: the padded output (the conv input, not the next cache) rounded to the nearest TF32 value.
     tf32_out: bool = False
-    # On the GPU: bf16/fp16 x divided by a reciprocal per column (``csrc_triton.norm_ptx.divide_by_norm``) and,
-    # for a channels-last x into a channels-last output, the SiLU table read by inline PTX (``lookup_16bit``).
-    reciprocal_division: bool = False
-    table_read_by_ptx: bool = False
-
-
-def _ptx_norm_arithmetic(
-    x: torch.Tensor, prologue: NormPrologue | None, channels_fastest: bool, elements_per_thread: int
-) -> tuple[bool, bool]:
-    """Whether the launch divides by ``norm_ptx.divide_by_norm`` and reads SiLU by ``norm_ptx.lookup_16bit``."""
-    if prologue is None or _backend.INTERPRETER or _norm_ptx is None:
-        return False, False
-    division = (
-        prologue.reciprocal_division
-        and x.dtype in (torch.bfloat16, torch.float16)
-        and elements_per_thread % _norm_ptx.PACK == 0
-        and elements_per_thread > 0
-    )
-    table = prologue.table_read_by_ptx and prologue.silu_table is not None and channels_fastest and x.stride(1) == 1
-    return division, table
 
 
 def launch_cat_pad_5d(
@@ -205,7 +184,6 @@ def launch_cat_pad_5d(
     channels_fastest = is_channels_last(out)
     transposing = channels_fastest and x.stride(4) == 1 and width > 1
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
-    ptx_norm, ptx_table = _ptx_norm_arithmetic(x, prologue, channels_fastest, block_c * block_w // (32 * warps))
     lines = out_shape[0] * out_shape[2] * out_shape[3]
     lines_per_program = _backend.lines_per_program(block_c * block_w)
     c_blocks, w_blocks = -(-channels // block_c), -(-out_shape[4] // block_w)
@@ -244,8 +222,6 @@ def launch_cat_pad_5d(
             HAS_BIAS=bias is not None,
             TF32_OUT=prologue is not None and prologue.tf32_out and x.dtype == torch.float32,
             LIBDEVICE_EXP=not _backend.INTERPRETER,
-            PTX_NORM=ptx_norm,
-            PTX_TABLE=ptx_table,
             BLOCK_C=block_c,
             BLOCK_W=block_w,
             LINES=lines_per_program,

@@ -178,11 +178,6 @@ _silu_tables: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 # Look SiLU up in silu_table() on CUDA (bf16/fp16) instead of computing it: exact by
 # construction and ~20% off the fused norm kernel on the H200 (benchmarks/results/levers.md).
 SILU_BY_TABLE = True
-# On CUDA, bf16/fp16: the kernel divides by a reciprocal per column with Markstein's correction, the IEEE quotient
-# by construction (``csrc_triton/norm_ptx.py``), and reads the SiLU table by inline PTX, which keeps a channels-last
-# tile's layout; fewer instructions per element in an issue-bound kernel (benchmarks/results/levers.md, session 37).
-RECIPROCAL_DIVISION = True
-TABLE_READ_BY_PTX = True
 
 
 def silu_table(device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
@@ -413,8 +408,7 @@ def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_
             # Stock's conv output written out, for ATen to reduce.
             x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
         norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias, norm_frames)
-        prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out,
-                                RECIPROCAL_DIVISION, TABLE_READ_BY_PTX)
+        prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(
         x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
