@@ -7,7 +7,10 @@ launcher picks its real tile and arguments; compiles that specialisation (intege
 divisible by 16 or equal to 1 specialised as Triton's launcher would) with the ptxas Triton ships,
 and prints, for a raw channels-last conv output with its bias and for an NCDHW x, the instructions
 of the kernel's main path (up to its first EXIT, without the IEEE division's slow-path subroutine)
-per element, and the opcodes by count. The Triton version here may differ from the GPU machine's.
+per element, and the opcodes by count. The Triton version here may differ from the GPU machine's, and
+the counts with it: Triton 3.9 put the raw channels-last norm at 57.5 instructions per element where the
+GPU's Triton 3.6 builds it in 48.7 (gpu-logs/session37/count_sass_cpu.log). Count with the GPU's version
+(``pip install triton==3.6.0`` into a separate environment) before planning from the numbers.
 """
 
 from __future__ import annotations
