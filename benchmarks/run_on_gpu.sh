@@ -2,7 +2,7 @@
 # The GPU work of a release, in phases that each fit one 10-minute device command.
 # Logs and results go to ${OUT:-benchmarks/results}.
 #   bash benchmarks/run_on_gpu.sh tests | tests-ops | tests-decoder | sanitize [TOOL] | probe | levers-tests | levers [MODEL]
-#                                 | levers-dtypes [MODEL]
+#                                 | levers-dtypes [MODEL] | ncu-norm
 #                                 | ops | sweep-transposes
 #   bash benchmarks/run_on_gpu.sh decode bf16|fp32 480x832|720x1280   (about 4-8 minutes per cell)
 set -euo pipefail
@@ -11,10 +11,10 @@ out="${OUT:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 case "${1:-}" in
-  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ops|sweep-transposes|decode)
+  tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ncu-norm|ops|sweep-transposes|decode)
     python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
   *)
-    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ops|sweep-transposes|decode" >&2
+    echo "usage: $0 tests|tests-ops|tests-decoder|sanitize|probe|levers-tests|levers|levers-dtypes|ncu-norm|ops|sweep-transposes|decode" >&2
     exit 2 ;;
 esac
 
@@ -93,6 +93,15 @@ case "$1" in
     done
     python3 -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_decoder.py \
       -k "frame_major_norms_in_stock_layout or (channels_last_conv and (float32 or float16 or kernels or profiler))" 2>&1 | tee "$out/pytest_levers_dtypes${2:+_$2}.log" | tail -n 3
+    ;;
+  ncu-norm)  # what bounds the fused norm (session 37: neither its arithmetic nor its tile): Nsight Compute's full set,
+    # with source counters, of Wan2.2's 256-channel first and second norm and each one's plain copy (~2 minutes)
+    ncu --clock-control none --kernel-name cat_pad_5d_kernel --launch-count 8 --set full --import-source yes \
+      -o "$out/ncu_norm" -f python3 benchmarks/ncu_norm_launches.py
+    ncu -i "$out/ncu_norm.ncu-rep" --page details > "$out/ncu_norm.txt"
+    # per-instruction counters of all eight launches: the first norm, its copy, the second norm, its copy (two each)
+    ncu -i "$out/ncu_norm.ncu-rep" --page source --print-source sass > "$out/ncu_norm_source.txt"
+    grep -E "Duration|DRAM Throughput|Issued Warp Per|Achieved Occupancy|Registers Per" "$out/ncu_norm.txt"
     ;;
   ops)
     python3 benchmarks/bench_ops.py --out "$out"
