@@ -17,7 +17,7 @@ conv before a Wan2.2 up block's DupUp3D shortcut adds its bias and the shortcut 
 import triton
 import triton.language as tl
 
-from .indexing import dup_up3d_source_offset, line_tile_program
+from .indexing import dup_up3d_source_offset, line_tile_program, split_line
 from .rounding import round_to
 
 
@@ -50,14 +50,11 @@ def bias_add_contiguous_kernel(
     line, c_block, w_block = line_tile_program(c_blocks, w_blocks)  # line: (b, t, h), h fastest
     c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)
     w = w_block * BLOCK_W + tl.arange(0, BLOCK_W)
+    h, t, b = split_line(line, height, frames)
     if INDEX64:
-        line = line.to(tl.int64)
+        h, t, b = h.to(tl.int64), t.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)
         w = w.to(tl.int64)
-    h = line % height
-    rest = line // height
-    t = rest % frames
-    b = rest // frames
     active = (c < channels)[:, None] & (w < width)[None, :]
 
     x_offset = b * x_sb + t * x_st + h * x_sh + c[:, None] * x_sc + w[None, :] * x_sw

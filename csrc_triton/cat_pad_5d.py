@@ -26,7 +26,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from .indexing import line_tile_program
+from .indexing import line_tile_program, split_line
 from .rounding import round_to, round_to_tf32_grid
 
 
@@ -54,11 +54,10 @@ def rms_norm_silu(x, norm, gamma, scale, silu_table_ptr, SILU: tl.constexpr, SIL
 
 
 @triton.jit
-def new_frames_line(line, out_height, out_frames, frames_before_x, pad_h, height):
-    """Whether output line ``line`` (batch, frame, row; row fastest) holds any of x's values."""
-    ih = line % out_height - pad_h
-    x_frame = (line // out_height) % out_frames - frames_before_x
-    return (x_frame >= 0) & (ih >= 0) & (ih < height)
+def new_frames_line(row, frame, frames_before_x, pad_h, height):
+    """Whether the output line at (frame, row) holds any of x's values."""
+    ih = row - pad_h
+    return (frame >= frames_before_x) & (ih >= 0) & (ih < height)
 
 
 # Sizes that only index lines or the launch grid are not specialised on their values (== 1, % 16): a first
@@ -114,7 +113,9 @@ def cat_pad_5d_kernel(
     # scalar boolean broadcast against a tensor into int32, which tl.load rejects as a mask.
     line_group, c_block, w_block = line_tile_program(c_blocks, w_blocks)
     if LINES == 1:
-        line = line_group + tl.zeros((1, 1), tl.int32)
+        line_row, line_frame, line_batch = split_line(line_group, out_height, out_frames)
+        zero = tl.zeros((1, 1), tl.int32)
+        oh, ot, b = line_row + zero, line_frame + zero, line_batch + zero
         c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
     else:
         # Under the interpreter, whose cost is per program: LINES lines per program, with
@@ -122,15 +123,12 @@ def cat_pad_5d_kernel(
         rows = tl.arange(0, LINES * BLOCK_C)[:, None]
         line = line_group * LINES + rows // BLOCK_C
         c = c_block * BLOCK_C + rows % BLOCK_C
+        oh, ot, b = split_line(line, out_height, out_frames)
     ow = w_block * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
     if INDEX64:
-        line = line.to(tl.int64)
+        oh, ot, b = oh.to(tl.int64), ot.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)
         ow = ow.to(tl.int64)
-    oh = line % out_height
-    rest = line // out_height
-    ot = rest % out_frames
-    b = rest // out_frames
 
     ih = oh - pad_h
     iw = ow - pad_w
@@ -155,8 +153,7 @@ def cat_pad_5d_kernel(
         if LINES == 1:
             # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
             # norm's arithmetic, which bounds the kernel's time: its values come from the cache or are 0.
-            computes_norm = new_frames_line(line_group, out_height, out_frames, zero_frames + cache_frames, pad_h,
-                                            height)
+            computes_norm = new_frames_line(line_row, line_frame, zero_frames + cache_frames, pad_h, height)
         else:
             computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:

@@ -17,14 +17,33 @@ def split_index(index, size0, size1, size2):
 
 @triton.jit
 def line_tile_program(c_blocks, w_blocks):
-    """This program's (line group, channel block, width block) in a flat grid, channel blocks
-    fastest, then width blocks, then lines: the programs resident at one time cover a few whole
-    lines instead of one narrow tile of thousands of lines. Measured on an H200 against the
-    line-fastest grid (gpu-logs/session25/A): transposing copies 1.1-1.5x faster, same bits."""
-    program = tl.program_id(0)
-    c_block = program % c_blocks
-    rest = program // c_blocks
-    return rest // w_blocks, c_block, rest % w_blocks
+    """This program's (line group, channel block, width block), channel blocks fastest, then width
+    blocks, then lines: the programs resident at one time cover a few whole lines instead of one
+    narrow tile of thousands of lines. Measured on an H200 against the line-fastest grid
+    (gpu-logs/session25/A): transposing copies 1.1-1.5x faster, same bits.
+
+    The grid is (c_blocks, w_blocks, line groups), which CUDA runs in that order, where its y and z
+    fit (``_backend.line_tile_grid``); else flat, in the same order, split here by division. Each
+    32-bit division by a runtime size is ~25 dependent instructions before the program's first load.
+    """
+    if tl.num_programs(1) * tl.num_programs(2) > 1:
+        return tl.program_id(2), tl.program_id(0), tl.program_id(1)
+    program = tl.program_id(0).to(tl.uint32)
+    c_block = program % c_blocks.to(tl.uint32)
+    rest = program // c_blocks.to(tl.uint32)
+    w_blocks = w_blocks.to(tl.uint32)
+    return (rest // w_blocks).to(tl.int32), c_block.to(tl.int32), (rest % w_blocks).to(tl.int32)
+
+
+@triton.jit
+def split_line(line, height, frames):
+    """(h, t, b) of a line index over (batch, frames, height), h fastest, by unsigned 32-bit division
+    (shorter than signed): ``line`` is at most 2**31 - 1, as the grid is."""
+    line = line.to(tl.uint32)
+    height = height.to(tl.uint32)
+    frames = frames.to(tl.uint32)
+    rest = line // height
+    return (line % height).to(tl.int32), (rest % frames).to(tl.int32), (rest // frames).to(tl.int32)
 
 
 @triton.jit

@@ -110,13 +110,16 @@ def test_matches_cat_and_pad(device, impl, case):
 
 
 @pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("cat_pad_5d")), reason="needs TRITON_INTERPRET=1")
+@pytest.mark.parametrize("grid_yz_limit", [_backend.GRID_YZ_LIMIT, 0], ids=["3d-grid", "flat-grid"])
 @settings(max_examples=10)
 @given(case=cat_pad_cases())
-def test_one_line_per_program_under_interpreter(case):
-    """The GPU's launch (one line per program, LINES=1) run through the interpreter, which otherwise packs lines."""
+def test_one_line_per_program_under_interpreter(case, grid_yz_limit):
+    """The GPU's launch (one line per program, LINES=1) run through the interpreter, which otherwise packs lines;
+    on the 3-D grid and on the flat one that lines or width blocks past CUDA's y and z limits take."""
     x, cache, padding, keep = build_case(case, "cpu")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
+        patch.setattr(_backend, "GRID_YZ_LIMIT", grid_yz_limit)
         assert_matches(x, cache, padding, keep, "cpu", "triton", case[-1])
 
 
@@ -258,12 +261,13 @@ def test_launch_tiles_follow_the_measured_rules(monkeypatch):
     assert _backend.transpose_tile(512, 416, dup_residual=True) == (32, 128, 4)  # adding a DupUp3D shortcut
 
 
-def test_line_tile_grid_is_flat_and_refuses_more_programs_than_cuda_launches():
+def test_line_tile_grid_is_three_dimensional_where_cuda_allows_and_else_flat():
     from torch_wanops import _backend
 
-    assert _backend.line_tile_grid(4332, 3, 41) == (4332 * 3 * 41,)
-    # One block per program along y and z no longer limits a line's length; only the total counts.
+    assert _backend.line_tile_grid(4332, 3, 41) == (3, 41, 4332)  # channel blocks fastest, then width, then lines
+    # Past CUDA's 65535 along y or z, one flat axis in the same order; only the total is limited.
     assert _backend.line_tile_grid(1, 1, 2**20) == (2**20,)
+    assert _backend.line_tile_grid(2**16, 3, 2) == (2**16 * 6,)
     with pytest.raises(ValueError, match="x is too large for one launch"):
         _backend.line_tile_grid(2**16, 2**8, 2**7)
 

@@ -291,11 +291,15 @@ def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> 
 
 # CUDA caps a launch grid's x dimension at 2**31 - 1 blocks.
 GRID_X_LIMIT = 2**31 - 1
+GRID_YZ_LIMIT = 65535
 
 
-def line_tile_grid(line_groups: int, c_blocks: int, w_blocks: int) -> tuple[int]:
-    """The flat launch grid of a line-tiled kernel (``csrc_triton.indexing.line_tile_program``'s order)."""
+def line_tile_grid(line_groups: int, c_blocks: int, w_blocks: int) -> tuple[int, ...]:
+    """The launch grid of a line-tiled kernel, in ``csrc_triton.indexing.line_tile_program``'s order:
+    (c_blocks, w_blocks, line_groups) where CUDA's y and z take them, else one flat axis."""
     programs = line_groups * c_blocks * w_blocks
     if programs > GRID_X_LIMIT:
         raise ValueError(f"x is too large for one launch: {programs} programs, CUDA allows {GRID_X_LIMIT}")
+    if w_blocks <= GRID_YZ_LIMIT and line_groups <= GRID_YZ_LIMIT:
+        return (c_blocks, w_blocks, line_groups)
     return (programs,)
