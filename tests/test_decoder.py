@@ -1582,11 +1582,12 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", False),
         ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
         ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
+        ("torch_wanops._backend", "GRID_YZ_LIMIT", 0),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
-         "autograd-dispatch"],
+         "autograd-dispatch", "flat-grid"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's
