@@ -22,7 +22,8 @@ from .rounding import round_to
 
 
 # Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
-@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks", "frame_offset"])
+@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks", "height_magic", "height_shift",
+                               "frames_magic", "frames_shift", "frame_offset"])
 def bias_add_contiguous_kernel(
     x_ptr,
     bias_ptr,
@@ -35,6 +36,10 @@ def bias_add_contiguous_kernel(
     width,
     c_blocks,
     w_blocks,
+    height_magic,
+    height_shift,
+    frames_magic,
+    frames_shift,
     frame_offset,
     x_sb, x_sc, x_st, x_sh, x_sw,
     r_sb, r_sc, r_st, r_sh, r_sw,
@@ -50,7 +55,7 @@ def bias_add_contiguous_kernel(
     line, c_block, w_block = line_tile_program(c_blocks, w_blocks)  # line: (b, t, h), h fastest
     c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)
     w = w_block * BLOCK_W + tl.arange(0, BLOCK_W)
-    h, t, b = split_line(line, height, frames)
+    h, t, b = split_line(line, height, height_magic, height_shift, frames, frames_magic, frames_shift)
     if INDEX64:
         h, t, b = h.to(tl.int64), t.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)

@@ -64,7 +64,8 @@ def new_frames_line(row, frame, frames_before_x, pad_h, height):
 # Wan2.2 decode compiles 39 kernel variants instead of 69 (gpu-logs/session28/C). The strides and the sizes
 # that mask a tile's fast axis, which vectorisation needs, stay specialised.
 @triton.jit(do_not_specialize=["height", "cache_frames", "out_frames", "out_height", "zero_frames", "pad_h",
-                               "keep_frames", "num_lines", "c_blocks", "w_blocks"])
+                               "keep_frames", "num_lines", "c_blocks", "w_blocks", "out_height_magic",
+                               "out_height_shift", "out_frames_magic", "out_frames_shift"])
 def cat_pad_5d_kernel(
     x_ptr,
     cache_ptr,
@@ -89,6 +90,10 @@ def cat_pad_5d_kernel(
     num_lines,
     c_blocks,
     w_blocks,
+    out_height_magic,
+    out_height_shift,
+    out_frames_magic,
+    out_frames_shift,
     x_sb, x_sc, x_st, x_sh, x_sw,
     cache_sb, cache_sc, cache_st, cache_sh, cache_sw,
     out_sb, out_sc, out_st, out_sh, out_sw,
@@ -113,7 +118,8 @@ def cat_pad_5d_kernel(
     # scalar boolean broadcast against a tensor into int32, which tl.load rejects as a mask.
     line_group, c_block, w_block = line_tile_program(c_blocks, w_blocks)
     if LINES == 1:
-        line_row, line_frame, line_batch = split_line(line_group, out_height, out_frames)
+        line_row, line_frame, line_batch = split_line(line_group, out_height, out_height_magic, out_height_shift,
+                                                            out_frames, out_frames_magic, out_frames_shift)
         zero = tl.zeros((1, 1), tl.int32)
         oh, ot, b = line_row + zero, line_frame + zero, line_batch + zero
         c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
@@ -123,7 +129,8 @@ def cat_pad_5d_kernel(
         rows = tl.arange(0, LINES * BLOCK_C)[:, None]
         line = line_group * LINES + rows // BLOCK_C
         c = c_block * BLOCK_C + rows % BLOCK_C
-        oh, ot, b = split_line(line, out_height, out_frames)
+        oh, ot, b = split_line(line, out_height, out_height_magic, out_height_shift,
+                               out_frames, out_frames_magic, out_frames_shift)
     ow = w_block * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
     if INDEX64:
         oh, ot, b = oh.to(tl.int64), ot.to(tl.int64), b.to(tl.int64)

@@ -36,14 +36,20 @@ def line_tile_program(c_blocks, w_blocks):
 
 
 @triton.jit
-def split_line(line, height, frames):
-    """(h, t, b) of a line index over (batch, frames, height), h fastest, by unsigned 32-bit division
-    (shorter than signed): ``line`` is at most 2**31 - 1, as the grid is."""
-    line = line.to(tl.uint32)
-    height = height.to(tl.uint32)
-    frames = frames.to(tl.uint32)
-    rest = line // height
-    return (line % height).to(tl.int32), (rest % frames).to(tl.int32), (rest // frames).to(tl.int32)
+def divide(n, magic, shift):
+    """``n // d`` for 0 <= n < 2**31 by the divisor's (magic, shift) from ``_backend.division_magic(d)``: a
+    multiply-high and a shift, where a 32-bit division by a runtime value is ~25 dependent instructions."""
+    multiplier = magic.to(tl.uint32) + 0x80000000  # in [2**31, 2**32), passed less 2**31 to stay an int32
+    return (tl.umulhi(n.to(tl.uint32) << 1, multiplier) >> shift.to(tl.uint32)).to(tl.int32)
+
+
+@triton.jit
+def split_line(line, height, height_magic, height_shift, frames, frames_magic, frames_shift):
+    """(h, t, b) of a line index over (batch, frames, height), h fastest, each size with its
+    ``_backend.division_magic``; ``line`` is at most 2**31 - 1, as the grid is."""
+    rest = divide(line, height_magic, height_shift)
+    b = divide(rest, frames_magic, frames_shift)
+    return line - rest * height, rest - b * frames, b
 
 
 @triton.jit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import importlib
 import logging
 import os
@@ -287,6 +288,20 @@ def conv_tile(out_channels: int, dtype: torch.dtype, rounds_x: bool = False) -> 
     if out_channels <= 64:
         return positions, max(16, next_power_of_2(out_channels)), 0, 8, stages
     return positions, 64, max(16, next_power_of_2(min(out_channels, 128) - 64)), 8, stages
+
+
+@functools.lru_cache(maxsize=256)
+def division_magic(divisor: int) -> tuple[int, int]:
+    """(magic, shift) with which ``csrc_triton.indexing.divide`` computes ``n // divisor`` for every
+    0 <= n < 2**31: the multiplier m = ceil(2**(31 + shift) / divisor), shift = ceil(log2(divisor)), so
+    that floor(n * m / 2**(31 + shift)) is the quotient (Granlund and Montgomery 1994, theorem 4.2: m * divisor
+    exceeds 2**(31 + shift) by less than 2**shift). m lies in [2**31, 2**32); it is passed less 2**31, which
+    keeps the argument an int32 whatever the divisor (one kernel variant)."""
+    if not 1 <= divisor < 2**31:
+        raise ValueError(f"divisor must be in [1, 2**31), got {divisor}")
+    shift = (divisor - 1).bit_length()
+    multiplier = -(-(1 << (31 + shift)) // divisor)
+    return multiplier - 2**31, shift
 
 
 # CUDA caps a launch grid's x dimension at 2**31 - 1 blocks.

@@ -118,7 +118,8 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
             x, bias, out, residual, bias if residual_bias is None else residual_bias, channels, frames, height, width,
-            c_blocks, w_blocks, dup_factor_t - 1 if dup_drop_first else 0, *x_strides, *residual_strides,
+            c_blocks, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames),
+            dup_factor_t - 1 if dup_drop_first else 0, *x_strides, *residual_strides,
             HAS_RESIDUAL=has_residual,
             HAS_RESIDUAL_BIAS=residual_bias is not None,
             FACTOR_T=dup_factor_t,

@@ -212,6 +212,7 @@ def launch_cat_pad_5d(
             channels, height, width, cache_frames,
             out_shape[2], out_shape[3], out_shape[4],
             t_front - cache_frames, pad_h, pad_w, keep, lines, c_blocks, w_blocks,
+            *_backend.division_magic(out_shape[3]), *_backend.division_magic(out_shape[2]),
             *x.stride(), *cache_arg.stride(), *out.stride(), *keep_arg.stride(), *norm_strides,
             HAS_CACHE=cache is not None,
             HAS_KEEP=keep > 0,
