@@ -51,7 +51,7 @@ if indexing is not None:
     import triton
     import triton.language as tl
 
-    @triton.jit
+    @triton.jit(do_not_specialize=["magic", "shift"])  # as in the line-tiled kernels (a shift of 1 stays an int)
     def divide_kernel(n_ptr, out_ptr, magic, shift, size, BLOCK: tl.constexpr):
         offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         n = tl.load(n_ptr + offsets, mask=offsets < size)
