@@ -58,16 +58,18 @@ if indexing is not None:
         tl.store(out_ptr + offsets, indexing.divide(n, magic, shift), mask=offsets < size)
 
 
-@pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA, or TRITON_INTERPRET=1)")
+@pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels: a GPU, or TRITON_INTERPRET=1")
+# The device in the id: on a GPU machine "cuda" marks the test for `-m cuda` (conftest).
+@pytest.mark.parametrize("device", [KERNEL_DEVICE], ids=str)
 @pytest.mark.parametrize("divisor", [1, 2, 3, 418, 65535, 2**30 + 1, LARGEST_NUMERATOR])
-def test_divide_in_a_kernel(divisor):
+def test_divide_in_a_kernel(divisor, device):
     """``indexing.divide`` as compiled (CUDA) or interpreted, against Python's floor division."""
     generator = torch.Generator().manual_seed(divisor)
     numerators = torch.cat([
         torch.randint(0, 2**31, (1000,), generator=generator),
         torch.tensor([0, 1, divisor - 1, divisor, LARGEST_NUMERATOR - 1, LARGEST_NUMERATOR]),
     ]).clamp(0, LARGEST_NUMERATOR).to(torch.int32)
-    quotients = torch.empty_like(numerators, device=KERNEL_DEVICE)
+    quotients = torch.empty_like(numerators, device=device)
     divide_kernel[(triton.cdiv(numerators.numel(), 256),)](
-        numerators.to(KERNEL_DEVICE), quotients, *_backend.division_magic(divisor), numerators.numel(), BLOCK=256)
+        numerators.to(device), quotients, *_backend.division_magic(divisor), numerators.numel(), BLOCK=256)
     assert torch.equal(quotients.cpu(), torch.div(numerators, divisor, rounding_mode="floor"))
