@@ -7,7 +7,8 @@ launcher picks its real tile and arguments; compiles that specialisation (intege
 divisible by 16 or equal to 1 specialised as Triton's launcher would) with the ptxas Triton ships,
 and prints, for a raw channels-last conv output with its bias and for an NCDHW x, the instructions
 of the kernel's main path (up to its first EXIT, without the IEEE division's slow-path subroutine)
-per element, and the opcodes by count. The Triton version here may differ from the GPU machine's, and
+per element, the layout conversions in Triton's GPU IR (each a trip through shared memory between
+barriers: a transposing tile needs one), and the opcodes by count. The Triton version here may differ from the GPU machine's, and
 the counts with it: Triton 3.9 put the raw channels-last norm at 57.5 instructions per element where the
 GPU's Triton 3.6 builds it in 48.7 (gpu-logs/session37/count_sass_cpu.log). Count with the GPU's version
 (``pip install triton==3.6.0`` into a separate environment) before planning from the numbers.
@@ -120,13 +121,15 @@ def main() -> None:
             cat_pad.launch_cat_pad_5d(x, cache, padding, 2, strides, prologue)
         finally:
             cat_pad._kernels = kernels
-        sass = get_sass(compile_recorded(launch).asm["cubin"])
+        compiled = compile_recorded(launch)
+        sass = get_sass(compiled.asm["cubin"])
         opcodes = main_path_opcodes(sass)
         tile = (launch.kwargs["BLOCK_C"], launch.kwargs["BLOCK_W"], launch.kwargs["num_warps"])
         per_thread = tile[0] * tile[1] // (32 * tile[2])
         counts = collections.Counter(opcode.split(".")[0] for opcode in opcodes)
         print(f"{name}: tile {tile[0]} x {tile[1]} on {tile[2]} warps, {per_thread} elements per thread, "
-              f"main path {len(opcodes)} instructions, {len(opcodes) / per_thread:.1f} per element")
+              f"main path {len(opcodes)} instructions, {len(opcodes) / per_thread:.1f} per element; "
+              f"{compiled.asm['ttgir'].count('ttg.convert_layout')} layout conversions, {counts['BAR']} barriers")
         print("  " + ", ".join(f"{opcode} {count}" for opcode, count in counts.most_common(24)))
         if args.out:
             os.makedirs(args.out, exist_ok=True)
