@@ -8,10 +8,11 @@ divisible by 16 or equal to 1 specialised as Triton's launcher would) with the p
 and prints, for a raw channels-last conv output with its bias and for an NCDHW x, the instructions
 of the kernel's main path (up to its first EXIT, without the IEEE division's slow-path subroutine)
 per element, the layout conversions in Triton's GPU IR (each a trip through shared memory between
-barriers: a transposing tile needs one), and the opcodes by count. The Triton version here may differ from the GPU machine's, and
-the counts with it: Triton 3.9 put the raw channels-last norm at 57.5 instructions per element where the
-GPU's Triton 3.6 builds it in 48.7 (gpu-logs/session37/count_sass_cpu.log). Count with the GPU's version
-(``pip install triton==3.6.0`` into a separate environment) before planning from the numbers.
+barriers: a transposing tile needs one), and the opcodes by count. The Triton version here may differ
+from the GPU machine's, and the counts with it: Triton 3.9 put the raw channels-last norm at 57.5
+instructions per element where the GPU's Triton 3.6 builds it in 48.7 (gpu-logs/session37/count_sass_cpu.log).
+Count with the GPU's version (``pip install triton==3.6.0`` into a separate environment) before planning
+from the numbers.
 """
 
 from __future__ import annotations

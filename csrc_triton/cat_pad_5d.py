@@ -119,7 +119,7 @@ def cat_pad_5d_kernel(
     line_group, c_block, w_block = line_tile_program(c_blocks, w_blocks)
     if LINES == 1:
         line_row, line_frame, line_batch = split_line(line_group, out_height, out_height_magic, out_height_shift,
-                                                            out_frames, out_frames_magic, out_frames_shift)
+                                                      out_frames, out_frames_magic, out_frames_shift)
         zero = tl.zeros((1, 1), tl.int32)
         oh, ot, b = line_row + zero, line_frame + zero, line_batch + zero
         c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)[:, None]
