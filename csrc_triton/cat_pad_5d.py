@@ -155,7 +155,13 @@ def cat_pad_5d_kernel(
         x_offset = b * x_sb + x_frame * x_st + (ih // UPSAMPLE) * x_sh + c * x_sc + (iw // UPSAMPLE) * x_sw
     else:
         x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
-    values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
+    x_values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
+    values = x_values
+    if HAS_CACHE:
+        from_cache = inside & (it >= 0) & (it < cache_frames)
+        cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
+        cached = tl.load(cache_ptr + cache_offset, mask=from_cache, other=0)
+        values = tl.where(from_cache, cached, values)
     if NORM:
         if LINES == 1:
             # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
@@ -164,22 +170,23 @@ def cat_pad_5d_kernel(
         else:
             computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:
-            # One norm per column and one gamma per channel, each loaded once per tile.
+            # One norm per column and one gamma per channel, each loaded once per tile. Gamma is read as a whole
+            # tile and the cache merged before the norm: from NCDHW x Triton (3.6) then converts the tile's
+            # layout twice on the way to a channels-last store instead of four times.
             norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
             norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
-            gamma = tl.load(gamma_ptr + c, mask=c < channels, other=0).to(tl.float32)
-            normalized = values.to(tl.float32)
+            gamma = tl.load(gamma_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
+            normalized = x_values.to(tl.float32)
             if HAS_BIAS:
                 bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
                 normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
             normalized = rms_norm_silu(normalized, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
                                        LIBDEVICE_EXP, out_ptr.dtype.element_ty)
-            values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
-    if HAS_CACHE:
-        from_cache = inside & (it >= 0) & (it < cache_frames)
-        cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
-        cached = tl.load(cache_ptr + cache_offset, mask=from_cache, other=0)
-        values = tl.where(from_cache, cached, values)
+            if LINES == 1:
+                # A line of x's frames holds no cached values: the rest of it is padding.
+                values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
+            else:
+                values = tl.where(from_x, normalized, values.to(tl.float32)).to(out_ptr.dtype.element_ty)
 
     out_offset = b * out_sb + ot * out_st + oh * out_sh + c * out_sc + ow * out_sw
     if TF32_OUT:
