@@ -155,8 +155,7 @@ def cat_pad_5d_kernel(
         x_offset = b * x_sb + x_frame * x_st + (ih // UPSAMPLE) * x_sh + c * x_sc + (iw // UPSAMPLE) * x_sw
     else:
         x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
-    x_values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
-    values = x_values
+    values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
     if HAS_CACHE:
         from_cache = inside & (it >= 0) & (it < cache_frames)
         cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
@@ -171,12 +170,12 @@ def cat_pad_5d_kernel(
             computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:
             # One norm per column and one gamma per channel, each loaded once per tile. Gamma is read as a whole
-            # tile and the cache merged before the norm: from NCDHW x Triton (3.6) then converts the tile's
-            # layout twice on the way to a channels-last store instead of four times.
+            # tile and the norm works on the values merged with the cache: from NCDHW x into a channels-last
+            # output Triton (3.6) then converts the tile's layout once, after the loads, instead of four times.
             norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
             norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
             gamma = tl.load(gamma_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
-            normalized = x_values.to(tl.float32)
+            normalized = values.to(tl.float32)  # x's values: a line of x's frames holds no cached ones
             if HAS_BIAS:
                 bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
                 normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
