@@ -169,15 +169,15 @@ def cat_pad_5d_kernel(
         else:
             computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:
-            # One norm per column and one gamma per channel, each loaded once per tile. Gamma is read as a whole
-            # tile and the norm works on the values merged with the cache: from NCDHW x into a channels-last
-            # output Triton (3.6) then converts the tile's layout once, after the loads, instead of four times.
+            # One norm per column and one gamma (bias) per channel, each loaded once per tile. Gamma and bias are
+            # read as whole tiles and the norm works on the values merged with the cache: from NCDHW x into a
+            # channels-last output Triton (3.6) then converts the tile's layout once, after the loads, not four times.
             norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
             norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
             gamma = tl.load(gamma_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
             normalized = values.to(tl.float32)  # x's values: a line of x's frames holds no cached ones
             if HAS_BIAS:
-                bias = tl.load(bias_ptr + c, mask=c < channels, other=0).to(tl.float32)
+                bias = tl.load(bias_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
                 normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
             normalized = rms_norm_silu(normalized, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
                                        LIBDEVICE_EXP, out_ptr.dtype.element_ty)
