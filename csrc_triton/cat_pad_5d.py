@@ -112,6 +112,7 @@ def cat_pad_5d_kernel(
     BLOCK_W: tl.constexpr,
     LINES: tl.constexpr,
     UPSAMPLE: tl.constexpr,
+    X_ALIGNED: tl.constexpr,
 ):
     # The (batch, frame, row) coordinates are per program, so most index math is done
     # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
@@ -131,22 +132,30 @@ def cat_pad_5d_kernel(
         c = c_block * BLOCK_C + rows % BLOCK_C
         oh, ot, b = split_line(line, out_height, out_height_magic, out_height_shift,
                                out_frames, out_frames_magic, out_frames_shift)
-    ow = w_block * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
+    if X_ALIGNED:
+        # Width tiles start on x's columns (block 0 holds the left padding): from a row-major x whose rows start
+        # 16-element aligned, a thread's columns load as one vector instead of one element each.
+        iw = (w_block - 1) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
+        ow = iw + pad_w
+    else:
+        ow = w_block * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
+        iw = ow - pad_w
     if INDEX64:
         oh, ot, b = oh.to(tl.int64), ot.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)
-        ow = ow.to(tl.int64)
+        ow, iw = ow.to(tl.int64), iw.to(tl.int64)
 
     ih = oh - pad_h
-    iw = ow - pad_w
     it = ot - zero_frames
     x_frame = it - cache_frames
     line_inside = (ih >= 0) & (ih < height)
-    columns_inside = (ow < out_width) & (iw >= 0) & (iw < width)  # (1, BLOCK_W)
+    columns_inside = (iw >= 0) & (iw < width)  # (1, BLOCK_W); ow < out_width follows
     channel_ok = c < channels
     if LINES > 1:
         channel_ok = channel_ok & (line < num_lines)
     active = channel_ok & (ow < out_width)
+    if X_ALIGNED:
+        active = active & (ow >= 0)
     inside = channel_ok & columns_inside & line_inside
 
     from_x = inside & (x_frame >= 0)

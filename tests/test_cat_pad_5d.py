@@ -64,7 +64,8 @@ def cat_pad_cases(draw):
     channels = draw(st.integers(1, 6))
     frames = draw(st.integers(1, 3))
     height = draw(st.integers(1, 5))
-    width = draw(st.integers(1, 6))
+    # Widths of 16 and 32 give a row-major x into a channels-last output its column-aligned tiles (X_ALIGNED).
+    width = draw(st.one_of(st.integers(1, 6), st.sampled_from([16, 32])))
     pad_h = draw(st.integers(0, 2))
     pad_w = draw(st.integers(0, 2))
     t_front = draw(st.integers(0, 3))
@@ -104,6 +105,9 @@ def build_case(case, device):
 # An NCDHW x and cache into a channels-last conv input (a time conv's on the conv-layout lever).
 @example(case=(1, 5, 2, 3, 4, 0, 0, 2, 2, 2, torch.bfloat16, "contiguous", "contiguous", 1, True))
 @example(case=(2, 1, 1, 2, 3, 1, 1, 2, 1, 2, torch.float16, "contiguous", "cropped", 2, True))
+# Column-aligned tiles: the left padding in a width block of its own, x's rows loaded as vectors.
+@example(case=(2, 5, 2, 3, 32, 1, 1, 3, 2, 2, torch.bfloat16, "contiguous", "cropped", 7, True))
+@example(case=(1, 3, 1, 2, 16, 0, 2, 2, 1, 3, torch.float32, "permuted", "contiguous", 8, True))
 def test_matches_cat_and_pad(device, impl, case):
     x, cache, padding, keep = build_case(case, device)
     assert_matches(x, cache, padding, keep, device, impl, case[-1])
@@ -113,6 +117,7 @@ def test_matches_cat_and_pad(device, impl, case):
 @pytest.mark.parametrize("grid_yz_limit", [_backend.GRID_YZ_LIMIT, 0], ids=["3d-grid", "flat-grid"])
 @settings(max_examples=10)
 @given(case=cat_pad_cases())
+@example(case=(2, 5, 2, 3, 32, 1, 1, 3, 2, 2, torch.bfloat16, "contiguous", "cropped", 7, True))
 def test_one_line_per_program_under_interpreter(case, grid_yz_limit):
     """The GPU's launch (one line per program, LINES=1) run through the interpreter, which otherwise packs lines;
     on the 3-D grid and on the flat one that lines or width blocks past CUDA's y and z limits take."""

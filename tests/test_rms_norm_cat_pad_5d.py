@@ -201,6 +201,8 @@ def test_kernel_under_interpreter_matches_cuda_arithmetic(case):
 @settings(max_examples=8)
 @given(case=norm_cases())
 @example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
+@example(case=((2, 5, 2, 2, 32, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, True, 2.0))
+@example(case=((1, 4, 1, 2, 16, 1, 1, 2, 1, 2, torch.float16, "permuted", "contiguous", 3), True, True, 1.5))
 def test_kernel_one_line_per_program_under_interpreter(case):
     """The GPU's launch (LINES=1) of the norm prologue, through the interpreter: lines of cached
     frames and of the zero border skip the norm's arithmetic there."""
@@ -212,6 +214,7 @@ def test_kernel_one_line_per_program_under_interpreter(case):
 @needs_interpreter
 @given(case=norm_cases())
 @example(case=((1, 3, 1, 2, 3, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, False, 2.0))
+@example(case=((2, 5, 2, 2, 32, 1, 1, 2, 2, 2, torch.bfloat16, "contiguous", "cropped", 1), True, True, 2.0))
 def test_silu_table_kernel_under_interpreter(case):
     """The kernel's table SiLU: the emulated norm, then the table entry of its bits."""
     assume(case[0][10] != torch.float32)

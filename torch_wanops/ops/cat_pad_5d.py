@@ -186,7 +186,11 @@ def launch_cat_pad_5d(
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
     lines = out_shape[0] * out_shape[2] * out_shape[3]
     lines_per_program = _backend.lines_per_program(block_c * block_w)
-    c_blocks, w_blocks = -(-channels // block_c), -(-out_shape[4] // block_w)
+    # A transposing tile of a row-major x whose rows start 16-element aligned (Triton's divisibility) loads
+    # vectors when its width tiles start on x's columns: one more width block per line, for the left padding.
+    x_aligned = transposing and upsample == 1 and 0 < pad_w < block_w and width % 16 == 0
+    c_blocks = -(-channels // block_c)
+    w_blocks = -(-(width + pad_w) // block_w) + 1 if x_aligned else -(-out_shape[4] // block_w)
     grid = _backend.line_tile_grid(-(-lines // lines_per_program), c_blocks, w_blocks)
     # Pointers a configuration never dereferences get a placeholder tensor.
     cache_arg = x if cache is None else cache
@@ -227,6 +231,7 @@ def launch_cat_pad_5d(
             BLOCK_W=block_w,
             LINES=lines_per_program,
             UPSAMPLE=upsample,
+            X_ALIGNED=x_aligned,
             num_warps=warps,
             # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
             enable_fp_fusion=False,
