@@ -186,9 +186,9 @@ def launch_cat_pad_5d(
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
     lines = out_shape[0] * out_shape[2] * out_shape[3]
     lines_per_program = _backend.lines_per_program(block_c * block_w)
-    # A transposing tile of a row-major x whose rows start 16-element aligned (Triton's divisibility) loads
-    # vectors when its width tiles start on x's columns: one more width block per line, for the left padding.
-    x_aligned = transposing and upsample == 1 and 0 < pad_w < block_w and width % 16 == 0
+    # A transposing tile of an x whose rows start 16-element aligned (strides Triton marks divisible by 16)
+    # loads vectors when its width tiles start on x's columns: one more width block per line, for the left padding.
+    x_aligned = transposing and upsample == 1 and 0 < pad_w < block_w and all(s % 16 == 0 for s in x.stride()[:4])
     c_blocks = -(-channels // block_c)
     w_blocks = -(-(width + pad_w) // block_w) + 1 if x_aligned else -(-out_shape[4] // block_w)
     grid = _backend.line_tile_grid(-(-lines // lines_per_program), c_blocks, w_blocks)
