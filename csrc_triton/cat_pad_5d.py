@@ -60,6 +60,15 @@ def new_frames_line(row, frame, frames_before_x, pad_h, height):
     return (frame >= frames_before_x) & (ih >= 0) & (ih < height)
 
 
+@triton.jit
+def merge_cache(values, cache_ptr, inside, it, cache_frames, b, ih, c, iw,
+                cache_sb, cache_sc, cache_st, cache_sh, cache_sw):
+    """``values`` with the tile's cached frames put in."""
+    from_cache = inside & (it >= 0) & (it < cache_frames)
+    cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
+    return tl.where(from_cache, tl.load(cache_ptr + cache_offset, mask=from_cache, other=0), values)
+
+
 # Sizes that only index lines or the launch grid are not specialised on their values (== 1, % 16): a first
 # Wan2.2 decode compiles 39 kernel variants instead of 69 (gpu-logs/session28/C). The strides and the sizes
 # that mask a tile's fast axis, which vectorisation needs, stay specialised.
@@ -113,6 +122,7 @@ def cat_pad_5d_kernel(
     LINES: tl.constexpr,
     UPSAMPLE: tl.constexpr,
     X_ALIGNED: tl.constexpr,
+    MERGE_FIRST: tl.constexpr,
 ):
     # The (batch, frame, row) coordinates are per program, so most index math is done
     # once per thread. A (1, 1) tensor, not a scalar: Triton's interpreter (3.9) turns a
@@ -166,10 +176,9 @@ def cat_pad_5d_kernel(
         x_offset = b * x_sb + x_frame * x_st + ih * x_sh + c * x_sc + iw * x_sw
     values = tl.load(x_ptr + x_offset, mask=from_x, other=0)
     if HAS_CACHE:
-        from_cache = inside & (it >= 0) & (it < cache_frames)
-        cache_offset = b * cache_sb + it * cache_st + ih * cache_sh + c * cache_sc + iw * cache_sw
-        cached = tl.load(cache_ptr + cache_offset, mask=from_cache, other=0)
-        values = tl.where(from_cache, cached, values)
+        if MERGE_FIRST:
+            values = merge_cache(values, cache_ptr, inside, it, cache_frames, b, ih, c, iw,
+                                 cache_sb, cache_sc, cache_st, cache_sh, cache_sw)
     if NORM:
         if LINES == 1:
             # A line of cached frames or of the zero border (a third of a later chunk's lines) skips the
@@ -178,23 +187,32 @@ def cat_pad_5d_kernel(
         else:
             computes_norm = line_group >= 0  # the interpreter's programs hold several lines
         if computes_norm:
-            # One norm per column and one gamma (bias) per channel, each loaded once per tile. Gamma and bias are
-            # read as whole tiles and the norm works on the values merged with the cache: from NCDHW x into a
-            # channels-last output Triton (3.6) then converts the tile's layout once, after the loads, not four times.
+            # One norm per column and one gamma (bias) per channel, each loaded once per tile.
             norm_offset = b * norm_sb + x_frame * norm_st + ih * norm_sh + iw * norm_sw
             norm = tl.load(norm_ptr + norm_offset, mask=columns_inside & line_inside & (x_frame >= 0), other=1.0)
-            gamma = tl.load(gamma_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
+            if MERGE_FIRST:
+                # Gamma and bias read as whole tiles: from NCDHW x into a channels-last output Triton (3.6) then
+                # converts the tile's layout once, after the loads, not four times.
+                channel, channel_mask = c + 0 * ow, channel_ok & columns_inside
+            else:
+                channel, channel_mask = c, c < channels
+            gamma = tl.load(gamma_ptr + channel, mask=channel_mask, other=0).to(tl.float32)
             normalized = values.to(tl.float32)  # x's values: a line of x's frames holds no cached ones
             if HAS_BIAS:
-                bias = tl.load(bias_ptr + c + 0 * ow, mask=channel_ok & columns_inside, other=0).to(tl.float32)
+                bias = tl.load(bias_ptr + channel, mask=channel_mask, other=0).to(tl.float32)
                 normalized = round_to(normalized + bias, out_ptr.dtype.element_ty)
             normalized = rms_norm_silu(normalized, norm, gamma, scale, silu_table_ptr, SILU, SILU_TABLE,
                                        LIBDEVICE_EXP, out_ptr.dtype.element_ty)
-            if LINES == 1:
+            if MERGE_FIRST and LINES > 1:
+                # The interpreter's several-line programs keep the cached values merged above.
+                values = tl.where(from_x, normalized, values.to(tl.float32)).to(out_ptr.dtype.element_ty)
+            else:
                 # A line of x's frames holds no cached values: the rest of it is padding.
                 values = tl.where(from_x, normalized, 0.0).to(out_ptr.dtype.element_ty)
-            else:
-                values = tl.where(from_x, normalized, values.to(tl.float32)).to(out_ptr.dtype.element_ty)
+    if HAS_CACHE:
+        if not MERGE_FIRST:
+            values = merge_cache(values, cache_ptr, inside, it, cache_frames, b, ih, c, iw,
+                                 cache_sb, cache_sc, cache_st, cache_sh, cache_sw)
 
     out_offset = b * out_sb + ot * out_st + oh * out_sh + c * out_sc + ow * out_sw
     if TF32_OUT:
