@@ -17,6 +17,11 @@ With TF32_OUT (fp32) every value written to the conv input, cached frames includ
 the nearest TF32 value, ties to even, as cuDNN's TF32 convs round their operands; the next chunk's
 cache keeps the values unrounded, as stock's does.
 
+With X_ALIGNED a transposing tile's width blocks start on x's columns (block 0 holds the left padding), so rows
+of an x whose strides are multiples of 16 load as vectors. With MERGE_FIRST (a transposing norm) the cached frames
+are merged before the norm and gamma and bias are read as whole tiles, which leaves Triton one layout conversion;
+a channels-last norm merges after, which measured faster (gpu-logs/session39). Neither changes a value.
+
 With UPSAMPLE > 1 x is read nearest-upsampled by that factor in height and width
 (``height``/``width`` are then the upsampled sizes): ``upsample_nearest_2x`` builds a
 resampler's Conv2d input this way, with no norm, cache or kept frames.
