@@ -189,9 +189,6 @@ def launch_cat_pad_5d(
     # A transposing tile of an x whose rows start 16-element aligned (strides Triton marks divisible by 16)
     # loads vectors when its width tiles start on x's columns: one more width block per line, for the left padding.
     x_aligned = transposing and upsample == 1 and 0 < pad_w < block_w and all(s % 16 == 0 for s in x.stride()[:4])
-    # A transposing norm merges the cache before normalizing and reads gamma as a tile (one layout conversion with
-    # Triton 3.6); a channels-last one merges it after, which measured faster (gpu-logs/session39).
-    merge_first = transposing
     c_blocks = -(-channels // block_c)
     w_blocks = -(-(width + pad_w) // block_w) + 1 if x_aligned else -(-out_shape[4] // block_w)
     grid = _backend.line_tile_grid(-(-lines // lines_per_program), c_blocks, w_blocks)
@@ -235,7 +232,9 @@ def launch_cat_pad_5d(
             LINES=lines_per_program,
             UPSAMPLE=upsample,
             X_ALIGNED=x_aligned,
-            MERGE_FIRST=merge_first,
+            # A transposing norm merges the cache before normalizing and reads gamma as a tile (one layout
+            # conversion with Triton 3.6); a channels-last one merges it after, which measured faster (session 39).
+            MERGE_FIRST=transposing,
             num_warps=warps,
             # Every multiply and add of the norm rounds on its own, as in ATen: no FMA.
             enable_fp_fusion=False,
