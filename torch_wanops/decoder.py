@@ -1050,23 +1050,24 @@ def _runs_faster(candidate: Callable[[torch.Tensor], torch.Tensor], incumbent: C
     Each run times ``calls`` calls back to back, as a decode issues its convs: the CPU queues the
     next call while the GPU runs one. A single call between two events would also time the
     candidate's launch from Python (session 19: 720x1280's first-chunk 192 -> 192 conv refused,
-    1.60 against cuDNN's 1.79 ms when timed in a stream of calls).
+    1.60 against cuDNN's 1.79 ms when timed in a stream of calls). The two take turns run by run, so
+    other work on the GPU (another process's kernels) lands on both alike (session 40: run all of one
+    then all of the other, the candidate lost beside five test processes).
     """
-    best = []
+    times: tuple[list[float], list[float]] = ([], [])
     with torch.cuda.device(x.device):  # the events time x's device's current stream, where the convs run
         for conv in (candidate, incumbent):
             conv(x)  # compiles, plans
-            times = []
-            for _ in range(runs):
+        for _ in range(runs):
+            for conv, conv_times in zip((candidate, incumbent), times):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 for _ in range(calls):
                     conv(x)
                 end.record()
                 end.synchronize()
-                times.append(start.elapsed_time(end))
-            best.append(min(times))
-    return best[0] < best[1]
+                conv_times.append(start.elapsed_time(end))
+    return min(times[0]) < min(times[1])
 
 
 def _compares_kernels(x: torch.Tensor) -> bool:
