@@ -37,6 +37,18 @@ def tree_of_four(values):
     return (v0 + v2) + (v1 + v3)
 
 
+@triton.jit
+def block_sum_of(partial):
+    """One block's sum from its (columns, 16) partial sums, lane ``4 * i + y`` accumulator i of thread y: each
+    thread adds its accumulators in order, then the four threads combine as ``tree_of_four``."""
+    columns: tl.constexpr = partial.shape[0]
+    by_thread = tl.reshape(tl.permute(tl.reshape(partial, (columns, 4, 4)), (0, 2, 1)), (columns, 4, 2, 2))
+    even, odd = tl.split(by_thread)  # accumulators 0, 2 and 1, 3 of each thread
+    a0, a2 = tl.split(even)
+    a1, a3 = tl.split(odd)
+    return tree_of_four(((a0 + a1) + a2) + a3)
+
+
 # Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
 @triton.jit(do_not_specialize=["frames", "height"])
 def channel_norm_kernel(
@@ -77,12 +89,7 @@ def channel_norm_kernel(
             # A lane past the channels adds 0 * 0: its sum stays as it is.
             partial = tl.fma(values, values, partial)
 
-        # partial[:, 4 * i + y]: accumulator i of thread y. Each thread adds its accumulators in order.
-        by_thread = tl.reshape(tl.permute(tl.reshape(partial, (BLOCK, 4, 4)), (0, 2, 1)), (BLOCK, 4, 2, 2))
-        even, odd = tl.split(by_thread)  # accumulators 0, 2 and 1, 3 of each thread
-        a0, a2 = tl.split(even)
-        a1, a3 = tl.split(odd)
-        block_sum = tree_of_four(((a0 + a1) + a2) + a3)
+        block_sum = block_sum_of(partial)
         # Sums of squares are >= 0: adding this block to the 0 a lane starts from leaves it as it is.
         last_block = tl.where((tl.arange(0, 4) == k % 4)[None, :], last_block + block_sum[:, None], last_block)
     tl.store(out_ptr + column, tl.sqrt_rn(tree_of_four(last_block)), mask=column_ok)

@@ -2,7 +2,7 @@
 
 Importing the package registers ``torch.ops.wanops.cat_pad_5d``,
 ``dup_up3d_add``, ``rms_norm_cat_pad_5d``, ``bias_add_contiguous``,
-``upsample_nearest_2x``, ``conv3d_chunked``, ``channels_last_copy``,
+``bias_add_contiguous_norm``, ``upsample_nearest_2x``, ``conv3d_chunked``, ``channels_last_copy``,
 ``wan_rms_norm`` and ``refresh_cache``.
 """
 
@@ -22,6 +22,7 @@ from torch_wanops.compile import compile_callable_with_fallback, compile_vae, pr
 from torch_wanops.decoder import OmniAutoencoderKLWan, OmniWanDecoder  # noqa: E402
 from torch_wanops.ops import (  # noqa: E402
     bias_add_contiguous,
+    bias_add_contiguous_norm,
     cat_pad_5d,
     channels_last_copy,
     conv3d_chunked,
@@ -39,6 +40,7 @@ __all__ = [
     "OmniWanDecoder",
     "apply_to",
     "bias_add_contiguous",
+    "bias_add_contiguous_norm",
     "cat_pad_5d",
     "channels_last_copy",
     "compile_callable_with_fallback",

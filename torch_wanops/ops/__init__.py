@@ -98,6 +98,21 @@ def bias_add_contiguous(
                                                 dup_repeats, dup_drop_first)
 
 
+def bias_add_contiguous_norm(
+    x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``bias_add_contiguous(x, bias, residual, residual_bias)`` and its fp32 L2 norm over channels, in one pass.
+
+    The norm, shape ``(B, 1, T, H, W)``, adds its squares in channel_norm_kernel's order with one block, ATen's
+    CUDA order for the geometries ``rms_norm_cat_pad_5d`` accepts channel_norm_kernel for (unsplit): there it is
+    the ``x_norm`` that ``rms_norm_cat_pad_5d`` would compute from the output itself.
+    """
+    if not torch.compiler.is_compiling():
+        check_bias_add_contiguous_types(x, bias, residual, residual_bias)
+    return torch.ops.wanops.bias_add_contiguous_norm(x, bias, residual, residual_bias)
+
+
 def conv3d_chunked(
     x: torch.Tensor, weight: torch.Tensor, truncate_x: bool = False, tail_tiles: int = 0, tail_segments: int = 1
 ) -> torch.Tensor:
@@ -183,6 +198,6 @@ def wan_rms_norm(
 
 
 __all__ = [
-    "bias_add_contiguous", "cat_pad_5d", "channels_last_copy", "conv3d_chunked", "dup_up3d_add",
-    "refresh_cache", "rms_norm_cat_pad_5d", "upsample_nearest_2x", "wan_rms_norm",
+    "bias_add_contiguous", "bias_add_contiguous_norm", "cat_pad_5d", "channels_last_copy", "conv3d_chunked",
+    "dup_up3d_add", "refresh_cache", "rms_norm_cat_pad_5d", "upsample_nearest_2x", "wan_rms_norm",
 ]

@@ -13,6 +13,12 @@ and a residual block's ``x + shortcut`` after it, hand on. With DupUp3D factors
 default, the identity) the residual is a DupUp3D source and the spec is
 ``((x + bias) + DupUp3D(residual)).contiguous()``: a Wan2.2 up block's shortcut added in the
 bias pass of the conv before it, without the shortcut or the biased conv output in memory.
+
+``wanops::bias_add_contiguous_norm`` (no DupUp3D factors) returns that tensor and its fp32 L2
+norm over channels, shape ``(B, 1, T, H, W)``, in ``channel_norm_kernel``'s order with one block
+(``channel_norm_reference(out)``): where that order is ATen's CUDA order for the output's geometry
+(``rms_norm_cat_pad_5d.kernel_norm_is_atens`` with ATen not splitting the columns), it is the
+norm the next ``rms_norm_cat_pad_5d`` would reduce from the output, computed in the same pass.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from torch_wanops.ops._common import (
     require_tensor,
 )
 from torch_wanops.ops.dup_up3d_add import check_dup_up3d_geometry, dup_up3d, dup_up3d_source_grad
+from torch_wanops.ops.rms_norm_cat_pad_5d import channel_norm_reference
 
 _kernels = _backend.kernel_module("bias_add_contiguous")
 
@@ -175,3 +182,86 @@ def _backward(ctx, grad):
 
 
 torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_context=_setup_context)
+
+
+def bias_add_contiguous_norm_reference(
+    x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    out = bias_add_contiguous_reference(x, bias, residual, residual_bias)
+    return out, channel_norm_reference(out)
+
+
+def _empty_norm(x: torch.Tensor) -> torch.Tensor:
+    batch, _, frames, height, width = x.shape
+    return torch.empty((batch, 1, frames, height, width), dtype=torch.float32, device=x.device)
+
+
+def _launch_norm(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
+                 residual_bias: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    batch, channels, frames, height, width = x.shape
+    out, norm = torch.empty(x.shape, dtype=x.dtype, device=x.device), _empty_norm(x)
+    if norm.numel() == 0 or channels == 0:
+        return out, norm.zero_()  # the norm of no channels
+    has_residual = residual is not None
+    residual = residual if has_residual else x  # not read without a residual
+    block_w, groups, warps = _backend.norm_epilogue_tile(channels, width)
+    w_blocks = -(-width // block_w)
+    grid = _backend.line_tile_grid(batch * frames * height, 1, w_blocks)
+    with _backend.device_of(x):
+        _kernels.bias_add_norm_kernel[grid](
+            x, bias, out, norm, residual, bias if residual_bias is None else residual_bias, channels, frames, height,
+            width, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames), *x.stride(),
+            *residual.stride(),
+            HAS_RESIDUAL=has_residual,
+            HAS_RESIDUAL_BIAS=residual_bias is not None,
+            INDEX64=_backend.index_needs_int64(x, out, residual),
+            GROUPS=groups,
+            BLOCK_W=block_w,
+            num_warps=warps,
+        )
+    return out, norm
+
+
+torch.library.define(
+    "wanops::bias_add_contiguous_norm",
+    "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None) -> (Tensor, Tensor)",
+)
+
+
+@torch.library.impl("wanops::bias_add_contiguous_norm", "default")
+def _bias_add_contiguous_norm_impl(x, bias, residual=None, residual_bias=None):
+    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+    if _backend.uses_kernel(x, _kernels):
+        return _launch_norm(x, bias, residual, residual_bias)
+    return bias_add_contiguous_norm_reference(x, bias, residual, residual_bias)
+
+
+@torch.library.register_fake("wanops::bias_add_contiguous_norm")
+def _bias_add_contiguous_norm_fake(x, bias, residual=None, residual_bias=None):
+    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device), _empty_norm(x)
+
+
+def _setup_norm_context(ctx, inputs, output):
+    ctx.optional = tuple(t is not None for t in inputs[2:4])
+    ctx.save_for_backward(*(t for t in inputs if t is not None))
+
+
+def _norm_backward(ctx, grad_out, grad_norm):
+    # The norm's gradient is ATen's: recompute the sum and its norm under autograd and ask it.
+    inputs = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+    optional = iter(inputs[2:])
+    residual, residual_bias = (next(optional) if present else None for present in ctx.optional)
+    with torch.enable_grad():
+        out = bias_add_contiguous_reference(inputs[0], inputs[1], residual, residual_bias)
+        norm = torch.linalg.vector_norm(out.float(), dim=1, keepdim=True)
+        pairs = [(o, g) for o, g in ((out, grad_out), (norm, grad_norm)) if g is not None]
+        grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
+    grad_x, grad_bias = next(grads), next(grads)
+    grad_residual, grad_residual_bias = (next(grads) if present else None for present in ctx.optional)
+    return grad_x, grad_bias, grad_residual, grad_residual_bias
+
+
+torch.library.register_autograd("wanops::bias_add_contiguous_norm", _norm_backward,
+                                setup_context=_setup_norm_context)
