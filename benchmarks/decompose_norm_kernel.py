@@ -136,7 +136,7 @@ def sweep_channel_norm() -> None:
             if not raw:
                 print(f"{label} ATen: {time_ms(lambda: rms._channel_norm(x)):.4f} ms", flush=True)
             expected = rms.launch_channel_norm(x, bias)
-            ctas = rms._chunk_ctas(x, 0)  # ATen's block split of 1024 channels
+            ctas = rms.chunk_ctas(x, 0)  # ATen's block split of 1024 channels
             out = torch.empty_like(expected)
             for block in (32, 64, 128, 256):
                 for warps in (2, 4, 8):

@@ -29,8 +29,9 @@ def line_tile_program(c_blocks, w_blocks):
     if tl.num_programs(1) * tl.num_programs(2) > 1:
         return tl.program_id(2), tl.program_id(0), tl.program_id(1)
     program = tl.program_id(0).to(tl.uint32)
-    c_block = program % c_blocks.to(tl.uint32)
-    rest = program // c_blocks.to(tl.uint32)
+    c_blocks = tl.cast(c_blocks, tl.uint32)  # a cast, not .to: a kernel may pass a constant
+    c_block = program % c_blocks
+    rest = program // c_blocks
     w_blocks = w_blocks.to(tl.uint32)
     return (rest // w_blocks).to(tl.int32), c_block.to(tl.int32), (rest % w_blocks).to(tl.int32)
 

@@ -735,6 +735,88 @@ def epilogue_decodes(monkeypatch, arch, switch, frames, counted):
     return omni, outputs, counts
 
 
+class EpilogueNormCounts:
+    """Counts the norms conv2 epilogues write (``written``) and the next norms take (``taken``) in a decode."""
+
+    def __init__(self, monkeypatch, epilogue=None):
+        self.written = self.taken = 0
+        epilogue = epilogue or decoder_module.bias_add_contiguous_norm
+        take = decoder_module.EpilogueNorms.take
+
+        def counted_epilogue(*args):
+            self.written += 1
+            return epilogue(*args)
+
+        def counted_take(norms, x):
+            norm = take(norms, x)
+            self.taken += norm is not None
+            return norm
+
+        monkeypatch.setattr(decoder_module, "bias_add_contiguous_norm", counted_epilogue)
+        monkeypatch.setattr(decoder_module.EpilogueNorms, "take", counted_take)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_epilogue_norms_reach_the_next_norm(arch, monkeypatch):
+    """EPILOGUE_NORMS: in decode_latents' frame loop a residual block's conv2 epilogue writes its output's channel
+    norm and the next norm divides by it instead of reducing the output (CPU: the conv-layout lever and the batched
+    loop forced, the norm written as this machine's ATen reduces it, so the decodes compare with each other)."""
+    monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))
+    monkeypatch.setattr(decoder_module, "kernel_norm_is_atens", lambda x: True)
+    given = []
+
+    def atens_norm_of(*args):
+        out = torch_wanops.bias_add_contiguous(*args)
+        return out, torch.linalg.vector_norm(out.float(), dim=1, keepdim=True)
+
+    counts = EpilogueNormCounts(monkeypatch, atens_norm_of)
+    norm_of = decoder_module.rms_norm_cat_pad_5d
+    monkeypatch.setattr(decoder_module, "rms_norm_cat_pad_5d",
+                        lambda *args: given.append(len(args) > 11 and args[11] is not None) or norm_of(*args))
+    _, omni = pair(arch, torch.bfloat16)
+    z = latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL)
+    outputs, taken = {}, {}
+    for flag in (False, True):
+        monkeypatch.setattr(decoder_module, "EPILOGUE_NORMS", flag)
+        counts.written = counts.taken = 0
+        given.clear()
+        with torch.no_grad():
+            outputs[flag] = omni.decode(z, return_dict=False)[0]
+        taken[flag] = (counts.written, counts.taken, sum(given))
+    assert taken[False] == (0, 0, 0)
+    written, took, handed = taken[True]
+    assert written > 0 and 0 < took <= written and handed == took  # every taken norm reached the op
+    assert torch.equal(outputs[True], outputs[False])
+
+
+@cuda
+@pytest.mark.parametrize("arch", ("wan2.1", "wan2.2") + ARCHS)
+def test_epilogue_norms_on_cuda(arch, monkeypatch):
+    """The conv2 epilogues' norms written and taken in a CUDA decode (where the norm kernel's order is ATen's for
+    the block outputs' geometries), stock's bits."""
+    counts = EpilogueNormCounts(monkeypatch)
+    stock, omni = pair(arch, torch.bfloat16, "cuda")
+    assert_same_decode(stock, omni, real_or_tiny_latents(arch, torch.bfloat16))
+    assert 0 < counts.taken <= counts.written
+
+
+def test_epilogue_norms_hand_each_norm_once_to_its_own_unchanged_tensor():
+    norms, x, other = decoder_module.EpilogueNorms(), torch.zeros(2, 3), torch.zeros(2, 3)
+    norm = torch.ones(2)
+    norms.remember(x, norm)
+    assert norms.take(other) is None and norms.take(x) is norm and norms.take(x) is None
+    norms.remember(x, norm)
+    x.add_(1)  # changed in place since its norm was written
+    assert norms.take(x) is None
+    norms.remember(other, norm)
+    del other  # an output nobody normalized: its entry goes when the next one comes
+    norms.remember(x, norm)
+    assert len(norms.norms) == 1
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit."""
@@ -1585,11 +1667,12 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "CHANNELS_LAST_UNNORMED_CONVS", False),
         ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
         ("torch_wanops._backend", "GRID_YZ_LIMIT", 0),
+        ("torch_wanops.decoder", "EPILOGUE_NORMS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
-         "autograd-dispatch", "flat-grid"],
+         "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -44,9 +44,11 @@ from torch_wanops.ops.rms_norm_cat_pad_5d import (
     _out_strides,
     aten_ctas_per_output,
     channel_norm_reference,
+    frame_chunks,
     kernel_norm_is_atens,
     launch_channel_norm,
     norm_probe_count,
+    rms_norm_silu_reference,
     silu_table,
 )
 
@@ -525,8 +527,16 @@ def test_opcheck(requires_grad, layout):
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias),
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False, None, False, 1),
             (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias, False, 1),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, False, None, False, 0, _x_norm(x, requires_grad)),
+            (x, gamma, 1.5, True, cache, [1, 1, 1, 1, 2, 0], 2, True, bias, False, 1, _x_norm(x, requires_grad)),
         ):
             torch.library.opcheck(torch.ops.wanops.rms_norm_cat_pad_5d.default, args)
+
+
+def _x_norm(x, requires_grad=False):
+    """A channel norm for x, as a caller would hand it in (any positive values will do for the op's mechanics)."""
+    norm = torch.linalg.vector_norm(x.detach().float(), dim=1, keepdim=True) + 0.5
+    return norm.requires_grad_(requires_grad)
 
 
 def test_gradcheck():
@@ -559,6 +569,28 @@ def test_gradients_equal_the_stock_modules():
         assert torch.equal(a, b)
 
 
+@op_impl_params
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("norm_frames", [0, 1])
+def test_given_x_norm_divides_as_the_reduced_one(device, impl, with_bias, norm_frames):
+    """Handed the norm the op would reduce itself, the op gives the same outputs; handed another, it divides by that."""
+    x = make_layout(random_tensor((2, 24, 2, 3, 5), torch.bfloat16, device, 0) * 3, "channels_last")
+    gamma = random_tensor((24, 1, 1, 1), torch.bfloat16, device, 1)
+    cache = random_tensor((2, 24, 2, 3, 5), torch.bfloat16, device, 2)
+    bias = random_tensor((24,), torch.bfloat16, device, 3) if with_bias else None
+    total = x if bias is None else (x + bias.view(1, -1, 1, 1, 1)).contiguous()
+    reduced = torch.cat([torch.linalg.vector_norm(chunk.float(), dim=1, keepdim=True)
+                         for chunk in frame_chunks(total, norm_frames)], 2)
+    args = (x, gamma, 2.0, True, cache, (1, 1, 1, 1, 2, 0), 2, True, bias, False, norm_frames)
+    expected = run_impl(impl, rms_norm_cat_pad_5d, *args)
+    for got, want in zip(run_impl(impl, rms_norm_cat_pad_5d, *args, reduced), expected):
+        assert torch.equal(got, want) and got.stride() == want.stride()
+    doubled = run_impl(impl, rms_norm_cat_pad_5d, *args, reduced * 2)
+    halved = rms_norm_silu_reference(total, gamma, 2.0, True, reduced * 2)
+    assert not torch.equal(doubled[0], expected[0])
+    assert torch.equal(doubled[0][:, :, 2:, 1:-1, 1:-1], halved)
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph_matches_eager(dynamic):
     gamma = torch.randn(3, 1, 1, 1)
@@ -569,11 +601,11 @@ def test_compile_fullgraph_matches_eager(dynamic):
 
 def _call(x, gamma, cache, **overrides):
     args = dict(scale=2.0, silu=True, padding=(1, 1, 1, 1, 2, 0), keep_cache_frames=2, channels_last=False, bias=None,
-                tf32_out=False, norm_frames=0)
+                tf32_out=False, norm_frames=0, x_norm=None)
     args.update(overrides)
     return rms_norm_cat_pad_5d(x, gamma, args["scale"], args["silu"], cache, args["padding"],
                                args["keep_cache_frames"], args["channels_last"], args["bias"], args["tf32_out"],
-                               args["norm_frames"])
+                               args["norm_frames"], args["x_norm"])
 
 
 INVALID = [
@@ -599,6 +631,12 @@ INVALID = [
     (lambda x, g, c: _call(x, g, c, norm_frames=-1), ValueError, "norm_frames must be 0 or a positive divisor"),
     (lambda x, g, c: _call(torch.cat([x] * 3, 2), g, c, norm_frames=2), ValueError,
      "norm_frames must be 0 or a positive divisor of x's 3 frames, got 2"),
+    (lambda x, g, c: _call(x, g, c, x_norm=1.0), TypeError, "x_norm must be a torch.Tensor or None"),
+    (lambda x, g, c: _call(x, g, c, x_norm=_x_norm(x)[0]), ValueError, "x_norm must be a 5-D"),
+    (lambda x, g, c: _call(x, g, c, x_norm=_x_norm(x)[..., :2]), ValueError,
+     r"x_norm must have shape \(B, 1, T, H, W\) = \(2, 1, 1, 4, 5\)"),
+    (lambda x, g, c: _call(x, g, c, x_norm=_x_norm(x).half()), TypeError, "x_norm must be float32"),
+    (lambda x, g, c: _call(x, g, c, x_norm=_x_norm(x).to("meta")), ValueError, "x_norm must be on the device of x"),
 ]
 
 

@@ -54,6 +54,7 @@ def rms_norm_cat_pad_5d(
     bias: torch.Tensor | None = None,
     tf32_out: bool = False,
     norm_frames: int = 0,
+    x_norm: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``cat_pad_5d(silu(WanRMS_norm(x + bias)), cache, padding, keep_cache_frames)`` in one pass, bit for bit.
 
@@ -67,13 +68,17 @@ def rms_norm_cat_pad_5d(
     TF32 value, ties to even (16-bit values are on that grid already); the next cache is not.
     With ``norm_frames`` (a divisor of x's frame count) x is several causal chunks of that many frames,
     each normalized on its own, as stock normalizes one chunk at a time (0: one chunk).
+    With ``x_norm`` ((B, 1, T, H, W) fp32) the op divides by that channel norm of ``x + bias`` instead of reducing
+    it (e.g. ``bias_add_contiguous_norm``'s); it must be the one the op would reduce for stock's bits.
     """
     if not torch.compiler.is_compiling():
         check_rms_norm_cat_pad_5d_types(
-            x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+            x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames,
+            x_norm,
         )
     return torch.ops.wanops.rms_norm_cat_pad_5d(
-        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+        x, gamma, scale, silu, cache, list(padding), keep_cache_frames, channels_last, bias, tf32_out, norm_frames,
+        x_norm,
     )
 
 

@@ -26,6 +26,10 @@ alone, as a contiguous tensor of them. ATen's reduction order depends on the num
 (on the H200, 1024 channels at 10 frames of 60x104 add in another order than at 2: gpu-logs/session32), so a
 decoder that runs several chunks per call keeps their bits this way. 0 (the default) is one chunk.
 
+With ``x_norm`` ((B, 1, T, H, W) fp32) the op divides by that channel norm instead of reducing one
+itself: the caller's, e.g. ``bias_add_contiguous_norm``'s, written by the pass that produced x. It must be
+the norm the op would compute (of ``x + bias``, per chunk of ``norm_frames``) for the bits to be stock's.
+
 Layout: both outputs are dense, in channels_last_3d when ``channels_last`` or when
 x and the cache are both channels-last, contiguous otherwise. That is what the
 stock expression gives for canonically laid-out contiguous or channels-last inputs.
@@ -72,13 +76,14 @@ INTERPRETABLE = False
 def check_rms_norm_cat_pad_5d_types(
     x: object, gamma: object, scale: object, silu: object, cache: object, padding: object,
     keep_cache_frames: object, channels_last: object, bias: object = None, tf32_out: object = False,
-    norm_frames: object = 0,
+    norm_frames: object = 0, x_norm: object = None,
 ) -> None:
     """The Python-type half of the checks, run before the dispatcher sees the call."""
     check_cat_pad_5d_types(x, cache, padding, keep_cache_frames)
     require_int(norm_frames, "norm_frames")
     require_tensor(gamma, "gamma", ndim=4)
     require_tensor(bias, "bias", ndim=1, optional=True)
+    require_tensor(x_norm, "x_norm", optional=True)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a float, got {type(scale).__name__}")
     for value, name in ((silu, "silu"), (channels_last, "channels_last"), (tf32_out, "tf32_out")):
@@ -89,11 +94,11 @@ def check_rms_norm_cat_pad_5d_types(
 def check_rms_norm_cat_pad_5d_args(
     x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool, cache: torch.Tensor | None,
     padding: Sequence[int], keep_cache_frames: int, channels_last: bool, bias: torch.Tensor | None = None,
-    tf32_out: bool = False, norm_frames: int = 0,
+    tf32_out: bool = False, norm_frames: int = 0, x_norm: torch.Tensor | None = None,
 ) -> None:
     """Raise ``TypeError``/``ValueError`` naming the argument for any invalid call."""
     check_rms_norm_cat_pad_5d_types(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames, x_norm
     )
     check_cat_pad_5d_values(x, cache, padding, keep_cache_frames)
     require_same_placement(x, "x", gamma, "gamma")
@@ -110,12 +115,27 @@ def check_rms_norm_cat_pad_5d_args(
         ValueError,
         lambda: f"norm_frames must be 0 or a positive divisor of x's {x.shape[2]} frames, got {norm_frames}",
     )
+    if x_norm is not None:
+        norm_shape = (x.shape[0], 1, *x.shape[2:])
+        require(
+            tuple(x_norm.shape) == norm_shape,
+            ValueError,
+            lambda: f"x_norm must have shape (B, 1, T, H, W) = {norm_shape} for x {tuple(x.shape)}, "
+            f"got {tuple(x_norm.shape)}",
+        )
+        require(x_norm.dtype == torch.float32, TypeError, lambda: f"x_norm must be float32, got {x_norm.dtype}")
+        require(x_norm.device == x.device, ValueError,
+                lambda: f"x_norm must be on the device of x ({x.device}), got {x_norm.device}")
 
 
-def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool) -> torch.Tensor:
-    """Stock ``WanRMS_norm(channel_first=True, bias=False)`` followed by ``nn.SiLU`` when ``silu``."""
+def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, silu: bool,
+                            x_norm: torch.Tensor | None = None) -> torch.Tensor:
+    """Stock ``WanRMS_norm(channel_first=True, bias=False)`` followed by ``nn.SiLU`` when ``silu``; with ``x_norm``
+    dividing by that channel norm, as ``F.normalize`` divides by the one it reduces."""
     needs_fp32 = x.dtype in (torch.float16, torch.bfloat16) or any(t in str(x.dtype) for t in ("float4_", "float8_"))
-    y = F.normalize(x.float() if needs_fp32 else x, dim=1).to(x.dtype) * scale * gamma + 0.0
+    wide = x.float() if needs_fp32 else x
+    normalized = F.normalize(wide, dim=1) if x_norm is None else wide / x_norm.clamp_min(1e-12).expand_as(wide)
+    y = normalized.to(x.dtype) * scale * gamma + 0.0
     return F.silu(y) if silu else y
 
 
@@ -155,16 +175,22 @@ def per_frame_chunk(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, 2)
 
 
-def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None, norm_frames=0):
-    normalized = per_frame_chunk(lambda chunk: rms_norm_silu_reference(_with_bias(chunk, bias), gamma, scale, silu),
-                                 x, norm_frames)
+def _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias=None, norm_frames=0,
+                   x_norm=None):
+    if x_norm is None:
+        normalized = per_frame_chunk(
+            lambda chunk: rms_norm_silu_reference(_with_bias(chunk, bias), gamma, scale, silu), x, norm_frames
+        )
+    else:  # a norm per column, whatever chunks it was reduced in
+        normalized = rms_norm_silu_reference(_with_bias(x, bias), gamma, scale, silu, x_norm)
     return cat_pad_5d_outputs_reference(normalized, cache, padding, keep_cache_frames)
 
 
 def rms_norm_cat_pad_5d_reference(x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias=None,
-                                  tf32_out=False, norm_frames=0):
+                                  tf32_out=False, norm_frames=0, x_norm=None):
     """The op's outputs from the stock ops, in the op's layout."""
-    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias, norm_frames)
+    out, next_cache = _stock_outputs(x, gamma, scale, silu, cache, padding, keep_cache_frames, bias, norm_frames,
+                                     x_norm)
     strides = _out_strides(x, cache, padding, channels_last)
     if out.stride() != strides:
         out = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device).copy_(out)
@@ -268,7 +294,7 @@ def aten_ctas_per_output(channels: int, columns: int, sms: int, threads_per_sm: 
                -(-values_per_thread // _MAX_VALUES_PER_THREAD))
 
 
-def _chunk_ctas(x: torch.Tensor, norm_frames: int) -> int:
+def chunk_ctas(x: torch.Tensor, norm_frames: int) -> int:
     """ATen's block count for the channel norm of one of x's chunks of ``norm_frames`` frames (all of x for 0)
     on x's GPU; 1 off CUDA."""
     if not x.is_cuda:
@@ -338,7 +364,7 @@ def launch_channel_norm(
     if columns == 0:
         return out
     if ctas is None:
-        ctas = _chunk_ctas(x, norm_frames)
+        ctas = chunk_ctas(x, norm_frames)
     block, warps = _backend.channel_norm_tile(ctas)
     with _backend.device_of(x):
         _norm_kernels.channel_norm_kernel[(-(-columns // block),)](
@@ -379,7 +405,7 @@ def kernel_norm_is_atens(x: torch.Tensor, norm_frames: int = 0) -> bool:
     shape = list(x.shape)
     if 0 < norm_frames < shape[2]:
         shape[2] = norm_frames
-    if not BLOCK_SPLIT_NORMS and _chunk_ctas(x, norm_frames) > 1:
+    if not BLOCK_SPLIT_NORMS and chunk_ctas(x, norm_frames) > 1:
         return False
     key = (tuple(shape), x.dtype, x.device)
     verdict = _kernel_norm_verdicts.get(key)
@@ -413,34 +439,39 @@ def norm_probe_count(shape: list[int]) -> int:
 torch.library.define(
     "wanops::rms_norm_cat_pad_5d",
     "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
-    "bool channels_last=False, Tensor? bias=None, bool tf32_out=False, int norm_frames=0) -> (Tensor, Tensor)",
+    "bool channels_last=False, Tensor? bias=None, bool tf32_out=False, int norm_frames=0, Tensor? x_norm=None) "
+    "-> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::rms_norm_cat_pad_5d", "default")
 def _rms_norm_cat_pad_5d_impl(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None, tf32_out=False, norm_frames=0):
+                              bias=None, tf32_out=False, norm_frames=0, x_norm=None):
     check_rms_norm_cat_pad_5d_args(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames, x_norm
     )
     if _backend.uses_kernel(x, _kernels, interpretable=INTERPRETABLE):
         strides = _out_strides(x, cache, padding, channels_last)
-        if bias is not None and not kernel_norm_is_atens(x, norm_frames):
+        if x_norm is not None:
+            norm = x_norm
+        elif bias is not None and not kernel_norm_is_atens(x, norm_frames):
             # Stock's conv output written out, for ATen to reduce.
             x, bias = torch.ops.wanops.bias_add_contiguous(x, bias, None), None
-        norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias, norm_frames)
+            norm = _channel_norm(x, norm_frames)
+        else:
+            norm = _channel_norm(x, norm_frames) if bias is None else launch_channel_norm(x, bias, norm_frames)
         prologue = NormPrologue(norm, gamma, float(scale), silu, _cuda_silu_table(x, silu), bias, tf32_out)
         return launch_cat_pad_5d(x, cache, padding, keep_cache_frames, strides, prologue)
     return rms_norm_cat_pad_5d_reference(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames, x_norm
     )
 
 
 @torch.library.register_fake("wanops::rms_norm_cat_pad_5d")
 def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_frames=0, channels_last=False,
-                              bias=None, tf32_out=False, norm_frames=0):
+                              bias=None, tf32_out=False, norm_frames=0, x_norm=None):
     check_rms_norm_cat_pad_5d_args(
-        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames
+        x, gamma, scale, silu, cache, padding, keep_cache_frames, channels_last, bias, tf32_out, norm_frames, x_norm
     )
     memory_format = _out_memory_format(x, cache, channels_last)
     out = torch.empty(padded_shape(x, padding), dtype=x.dtype, device=x.device, memory_format=memory_format)
@@ -448,29 +479,29 @@ def _rms_norm_cat_pad_5d_fake(x, gamma, scale, silu, cache, padding, keep_cache_
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias, _, norm_frames = inputs
+    x, gamma, scale, silu, cache, padding, keep_cache_frames, _, bias, _, norm_frames, x_norm = inputs
     ctx.arguments = (scale, silu, list(padding), keep_cache_frames, norm_frames)
-    ctx.optional = (cache is not None, bias is not None)
-    ctx.save_for_backward(x, gamma, cache, bias)
+    ctx.optional = (cache is not None, bias is not None, x_norm is not None)
+    ctx.save_for_backward(x, gamma, cache, bias, x_norm)
 
 
 def _backward(ctx, grad_out, grad_next_cache):
     # The norm's gradient is ATen's: recompute the reference under autograd and ask it.
-    x, gamma, cache, bias = ctx.saved_tensors
+    x, gamma, cache, bias, x_norm = ctx.saved_tensors
     scale, silu, padding, keep_cache_frames, norm_frames = ctx.arguments
-    given = [x, gamma] + [t for t, present in zip((cache, bias), ctx.optional) if present]
+    given = [x, gamma] + [t for t, present in zip((cache, bias, x_norm), ctx.optional) if present]
     inputs = [t.detach().requires_grad_() for t in given]
     optional = iter(inputs[2:])
-    cache, bias = (next(optional) if present else None for present in ctx.optional)
+    cache, bias, x_norm = (next(optional) if present else None for present in ctx.optional)
     with torch.enable_grad():
         # Layout does not change gradient values: the plain stock expression will do.
         outputs = _stock_outputs(inputs[0], inputs[1], scale, silu, cache, padding, keep_cache_frames, bias,
-                                 norm_frames)
+                                 norm_frames, x_norm)
         pairs = [(o, g) for o, g in zip(outputs, (grad_out, grad_next_cache)) if g is not None and o.numel()]
         grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
     grad_x, grad_gamma = next(grads), next(grads)
-    grad_cache, grad_bias = (next(grads) if present else None for present in ctx.optional)
-    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias, None, None
+    grad_cache, grad_bias, grad_x_norm = (next(grads) if present else None for present in ctx.optional)
+    return grad_x, grad_gamma, None, None, grad_cache, None, None, None, grad_bias, None, None, grad_x_norm
 
 
 torch.library.register_autograd("wanops::rms_norm_cat_pad_5d", _backward, setup_context=_setup_context)

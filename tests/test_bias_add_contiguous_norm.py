@@ -1,0 +1,180 @@
+"""wanops::bias_add_contiguous_norm: bias_add_contiguous's tensor, bit for bit, and its fp32 channel norm in
+channel_norm_kernel's order with one block (its torch spec ``channel_norm_reference``; on CUDA, ATen's order
+wherever ``kernel_norm_is_atens`` accepts the geometry and ATen does not split the columns)."""
+
+import pytest
+import torch
+from conftest import (
+    DTYPES,
+    HAS_CUDA,
+    HAS_KERNELS,
+    LAYOUTS,
+    cuda,
+    impl_params,
+    make_layout,
+    random_tensor,
+)
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import torch_wanops
+from torch_wanops.ops import bias_add_contiguous, bias_add_contiguous_norm
+from torch_wanops.ops.bias_add_contiguous import bias_add_contiguous_reference
+from torch_wanops.ops.rms_norm_cat_pad_5d import (
+    _channel_norm,
+    channel_norm_reference,
+    chunk_ctas,
+    kernel_norm_is_atens,
+    launch_channel_norm,
+)
+
+needs_kernels = pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA or TRITON_INTERPRET=1)")
+
+
+def inputs(shape, dtype, device, layout, residual_layout, with_residual_bias, seed):
+    x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
+    bias = random_tensor((shape[1],), dtype, device, seed + 1)
+    residual = residual_bias = None
+    if residual_layout is not None:
+        residual = make_layout(random_tensor(shape, dtype, device, seed + 2) * 8, residual_layout)
+        if with_residual_bias:
+            residual_bias = random_tensor((shape[1],), dtype, device, seed + 3)
+    return x, bias, residual, residual_bias
+
+
+def assert_matches(args, kernel):
+    """The op's tensor is bias_add_contiguous's spec; its norm is the kernel order's (``kernel``: the Triton path)."""
+    x = args[0]
+    if kernel:
+        out, norm = bias_add_contiguous_norm(*args)
+    else:
+        with torch_wanops.reference_kernels():
+            out, norm = bias_add_contiguous_norm(*args)
+    expected = bias_add_contiguous_reference(*args)
+    assert out.dtype == x.dtype and out.is_contiguous() and torch.equal(out, expected)
+    assert norm.dtype == torch.float32 and norm.is_contiguous() and norm.shape == (x.shape[0], 1, *x.shape[2:])
+    if kernel and x.dtype == torch.float32:
+        # The spec squares fp32 in fp64 (it can round twice where an fma rounds once): the unsplit norm kernel's
+        # order, which fp32 shares with 16-bit x, is the reference here.
+        assert torch.equal(norm, launch_channel_norm(out, ctas=1))
+    else:
+        assert torch.equal(norm, channel_norm_reference(out))
+    for source in args:
+        if source is not None and out.numel():
+            for result in (out, norm):
+                assert result.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
+
+
+@st.composite
+def cases(draw):
+    # Channel counts of each step width the kernel takes (64, 32, 16 channels a step) and any other.
+    channels = draw(st.sampled_from([1, 5, 16, 32, 48, 64, 96, 128]) | st.integers(1, 140))
+    shape = (draw(st.integers(1, 2)), channels, draw(st.integers(1, 3)), draw(st.integers(1, 4)),
+             draw(st.integers(1, 40)))
+    return (shape, draw(st.sampled_from(DTYPES)), draw(st.sampled_from(LAYOUTS)),
+            draw(st.sampled_from((None, *LAYOUTS))), draw(st.booleans()), draw(st.integers(0, 2**16)))
+
+
+@needs_kernels
+@given(case=cases())
+@example(case=((2, 96, 3, 2, 37), torch.bfloat16, "channels_last", "contiguous", True, 1))
+@example(case=((1, 130, 1, 3, 5), torch.float16, "permuted", "strided", False, 2))
+@example(case=((2, 64, 2, 1, 33), torch.float32, "strided", None, False, 3))
+def test_kernel_matches_its_spec(case):
+    shape, dtype, layout, residual_layout, with_residual_bias, seed = case
+    from conftest import KERNEL_DEVICE
+    assert_matches(inputs(shape, dtype, KERNEL_DEVICE, layout, residual_layout, with_residual_bias, seed), True)
+
+
+@impl_params()
+@pytest.mark.parametrize("residual_layout", [None, "contiguous", "permuted"], ids=str)
+def test_reference_path(device, impl, residual_layout):
+    args = inputs((2, 24, 2, 3, 5), torch.bfloat16, device, "channels_last", residual_layout, True, 0)
+    assert_matches(args, impl != "reference")
+
+
+def test_norm_is_in_the_kernel_order_not_a_sequential_sum():
+    # The 16-partial order differs from a plain sum on these values: a kernel adding in another order would fail.
+    args = inputs((1, 96, 2, 8, 8), torch.bfloat16, "cpu", "channels_last", "contiguous", False, 4)
+    with torch_wanops.reference_kernels():
+        out, norm = bias_add_contiguous_norm(*args)
+    assert not torch.equal(norm, torch.linalg.vector_norm(out.float(), dim=1, keepdim=True))
+
+
+def test_no_channels_or_columns():
+    for shape in ((1, 0, 2, 3, 4), (1, 8, 0, 3, 4)):
+        x = torch.zeros(shape, dtype=torch.bfloat16)
+        out, norm = bias_add_contiguous_norm(x, torch.zeros(shape[1], dtype=torch.bfloat16))
+        assert out.shape == shape and norm.shape == (1, 1, *shape[2:]) and not norm.any()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_opcheck(requires_grad):
+    for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
+        for layout in ("contiguous", "channels_last", "permuted"):
+            x = make_layout(torch.randn(2, 33, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
+            bias = torch.randn(33, device=device).requires_grad_(requires_grad)
+            residual = make_layout(torch.randn(2, 33, 2, 4, 5, device=device), "permuted").requires_grad_(requires_grad)
+            residual_bias = torch.randn(33, device=device).requires_grad_(requires_grad)
+            for args in ((x, bias), (x, bias, residual), (x, bias, residual, residual_bias)):
+                torch.library.opcheck(torch.ops.wanops.bias_add_contiguous_norm.default, args)
+
+
+@pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
+def test_gradients(residual_args):
+    """The tensor's gradient by gradcheck (fp64); the fp32 norm's is that of the norm of the same sum."""
+    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
+    bias = torch.randn(3, dtype=torch.float64)
+    args = (x.requires_grad_(), bias.requires_grad_())
+    optional = (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+    args += tuple(t.requires_grad_() for t in optional[:residual_args])
+    assert torch.autograd.gradcheck(lambda *a: bias_add_contiguous_norm(*a)[0], args)
+    grad_norm = torch.randn(2, 1, 2, 3, 4)
+    got = torch.autograd.grad(bias_add_contiguous_norm(*args)[1], args, grad_norm)
+    plain = torch.linalg.vector_norm(bias_add_contiguous_reference(*args).float(), dim=1, keepdim=True)
+    expected = torch.autograd.grad(plain, args, grad_norm)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected)) and all(g.abs().sum() > 0 for g in got)
+
+
+def test_compile_fullgraph_matches_eager():
+    args = inputs((1, 40, 2, 3, 6), torch.float32, "cpu", "channels_last", "contiguous", True, 5)
+    compiled = torch.compile(bias_add_contiguous_norm, fullgraph=True, backend="inductor")
+    for got, expected in zip(compiled(*args), bias_add_contiguous_norm(*args)):
+        assert torch.equal(got, expected) and got.stride() == expected.stride()
+
+
+X = torch.zeros(1, 4, 2, 3, 3)
+INVALID = [
+    (lambda: bias_add_contiguous_norm(X, torch.zeros(3)), ValueError, "bias"),
+    (lambda: bias_add_contiguous_norm(X.half(), torch.zeros(4)), TypeError, "bias"),
+    (lambda: bias_add_contiguous_norm(X, torch.zeros(4), torch.zeros(1, 4, 2, 3, 2)), ValueError, "residual"),
+    (lambda: bias_add_contiguous_norm(X, torch.zeros(4), None, torch.zeros(4)), ValueError, "residual_bias"),
+    (lambda: bias_add_contiguous_norm(X[0], torch.zeros(4)), ValueError, "x"),
+    (lambda: bias_add_contiguous_norm(X, [0.0] * 4), TypeError, "bias"),
+]
+
+
+@pytest.mark.parametrize("call,error,message", INVALID, ids=[m + str(i) for i, (_, _, m) in enumerate(INVALID)])
+def test_invalid_arguments_name_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+REAL_SHAPES = [(1, 256, 4, 240, 416), (1, 512, 4, 120, 208), (1, 96, 4, 480, 832), (1, 192, 4, 240, 416),
+               (1, 384, 4, 120, 208), (2, 96, 1, 61, 77)]
+
+
+@cuda
+@pytest.mark.parametrize("residual_layout", [None, "contiguous", "contiguous-raw"], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", REAL_SHAPES, ids=str)
+def test_real_decoder_sizes_on_cuda(dtype, shape, residual_layout):
+    """The decoder's conv2 epilogues: bias_add_contiguous's bits, the norm kernel's, and ATen's where the decoder
+    takes the norm (kernel_norm_is_atens, one block)."""
+    layout = None if residual_layout is None else "contiguous"
+    args = inputs(shape, dtype, "cuda", "channels_last", layout, residual_layout == "contiguous-raw", 0)
+    out, norm = bias_add_contiguous_norm(*args)
+    assert torch.equal(out, bias_add_contiguous(*args))
+    assert torch.equal(norm, launch_channel_norm(out, ctas=1))
+    if chunk_ctas(out, 0) == 1 and kernel_norm_is_atens(out):
+        assert torch.equal(norm, _channel_norm(out))
