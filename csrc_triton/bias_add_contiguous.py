@@ -100,19 +100,20 @@ def bias_add_contiguous_kernel(
 @triton.jit
 def add_group_squares(partial, total, GROUPS: tl.constexpr):
     """``partial`` (columns, 16) with the squares of ``total``'s (columns, GROUPS * 16) channels added, group by
-    group in channel order, each lane's by one fma."""
-    if GROUPS == 1:
-        return tl.fma(total, total, partial)
+    group in channel order, each lane's by one fma. GROUPS is 1, 2 or 4."""
     columns: tl.constexpr = total.shape[0]
-    by_group = tl.permute(tl.reshape(total, (columns, GROUPS, 16)), (0, 2, 1))  # (columns, 16, group)
-    if GROUPS == 2:
-        first, second = tl.split(by_group)
-        return tl.fma(second, second, tl.fma(first, first, partial))
-    tl.static_assert(GROUPS == 4, "GROUPS is 1, 2 or 4")
-    even, odd = tl.split(tl.reshape(by_group, (columns, 16, 2, 2)))  # groups 0, 2 and 1, 3
-    g0, g2 = tl.split(even)
-    g1, g3 = tl.split(odd)
-    return tl.fma(g3, g3, tl.fma(g2, g2, tl.fma(g1, g1, tl.fma(g0, g0, partial))))
+    if GROUPS == 1:
+        partial = tl.fma(total, total, partial)
+    elif GROUPS == 2:
+        first, second = tl.split(tl.permute(tl.reshape(total, (columns, 2, 16)), (0, 2, 1)))
+        partial = tl.fma(second, second, tl.fma(first, first, partial))
+    else:
+        by_group = tl.permute(tl.reshape(total, (columns, GROUPS, 16)), (0, 2, 1))  # (columns, 16, group)
+        even, odd = tl.split(tl.reshape(by_group, (columns, 16, 2, 2)))  # groups 0, 2 and 1, 3
+        g0, g2 = tl.split(even)
+        g1, g3 = tl.split(odd)
+        partial = tl.fma(g3, g3, tl.fma(g2, g2, tl.fma(g1, g1, tl.fma(g0, g0, partial))))
+    return partial
 
 
 @triton.jit(do_not_specialize=["frames", "height", "w_blocks", "height_magic", "height_shift", "frames_magic",
