@@ -16,11 +16,12 @@ import collections
 import os
 import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from graph_replay import wall_s  # noqa: E402
 
 from torch_wanops.bench import (  # noqa: E402
     LEVER_VARIANTS,
@@ -37,14 +38,6 @@ FAMILIES = ("xmma", "conv3d_chunked", "cat_pad_5d_kernel", "bias_add_norm_kernel
 
 def family(kernel: str) -> str:
     return next((name for name in FAMILIES if name in kernel), "other")
-
-
-def wall_s(decode) -> float:
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    decode()
-    torch.cuda.synchronize()
-    return time.perf_counter() - start
 
 
 def kernel_seconds(decode) -> collections.Counter[str]:

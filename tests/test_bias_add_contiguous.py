@@ -50,6 +50,13 @@ def assert_matches(x, bias, impl, residual=None, residual_bias=None):
     seed=st.integers(0, 2**16),
 )
 def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residual_layout, with_residual_bias, seed):
+    x, bias, residual, residual_bias = epilogue_inputs(shape, dtype, device, layout, residual_layout,
+                                                       with_residual_bias, seed)
+    assert_matches(x, bias, impl, residual, residual_bias)
+
+
+def epilogue_inputs(shape, dtype, device, layout, residual_layout, with_residual_bias, seed):
+    """Seeded (x, bias, residual, residual_bias): x in ``layout``, a residual in ``residual_layout`` (None: none)."""
     x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
     bias = random_tensor((shape[1],), dtype, device, seed + 1)
     residual = residual_bias = None
@@ -57,7 +64,7 @@ def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residua
         residual = make_layout(random_tensor(shape, dtype, device, seed + 2) * 8, residual_layout)
         if with_residual_bias:
             residual_bias = random_tensor((shape[1],), dtype, device, seed + 3)
-    assert_matches(x, bias, impl, residual, residual_bias)
+    return x, bias, residual, residual_bias
 
 
 def assert_matches_dup_up3d(x, bias, source, factor_t, factor_s, drop_first, impl):
@@ -157,14 +164,16 @@ def test_opcheck(requires_grad):
                                        drop_first))
 
 
+def gradcheck_inputs(residual_args: int) -> tuple[torch.Tensor, ...]:
+    """fp64 (x, bias) and the first ``residual_args`` of (residual, residual_bias), all requiring grad."""
+    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
+    optional = (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+    return tuple(t.requires_grad_() for t in (x, torch.randn(3, dtype=torch.float64), *optional[:residual_args]))
+
+
 @pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
 def test_gradcheck(residual_args):
-    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
-    bias = torch.randn(3, dtype=torch.float64)
-    inputs = (x.requires_grad_(), bias.requires_grad_())
-    optional = (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
-    inputs += tuple(t.requires_grad_() for t in optional[:residual_args])
-    assert torch.autograd.gradcheck(bias_add_contiguous, inputs)
+    assert torch.autograd.gradcheck(bias_add_contiguous, gradcheck_inputs(residual_args))
 
 
 @pytest.mark.parametrize("drop_first", [False, True])

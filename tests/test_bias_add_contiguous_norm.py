@@ -12,10 +12,11 @@ from conftest import (
     cuda,
     impl_params,
     make_layout,
-    random_tensor,
 )
 from hypothesis import example, given
 from hypothesis import strategies as st
+from test_bias_add_contiguous import epilogue_inputs as inputs
+from test_bias_add_contiguous import gradcheck_inputs
 
 import torch_wanops
 from torch_wanops.ops import bias_add_contiguous, bias_add_contiguous_norm
@@ -29,17 +30,6 @@ from torch_wanops.ops.rms_norm_cat_pad_5d import (
 )
 
 needs_kernels = pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA or TRITON_INTERPRET=1)")
-
-
-def inputs(shape, dtype, device, layout, residual_layout, with_residual_bias, seed):
-    x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
-    bias = random_tensor((shape[1],), dtype, device, seed + 1)
-    residual = residual_bias = None
-    if residual_layout is not None:
-        residual = make_layout(random_tensor(shape, dtype, device, seed + 2) * 8, residual_layout)
-        if with_residual_bias:
-            residual_bias = random_tensor((shape[1],), dtype, device, seed + 3)
-    return x, bias, residual, residual_bias
 
 
 def assert_matches(args, kernel):
@@ -123,11 +113,7 @@ def test_opcheck(requires_grad):
 @pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
 def test_gradients(residual_args):
     """The tensor's gradient by gradcheck (fp64); the fp32 norm's is that of the norm of the same sum."""
-    x = torch.randn(2, 3, 2, 3, 4, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
-    bias = torch.randn(3, dtype=torch.float64)
-    args = (x.requires_grad_(), bias.requires_grad_())
-    optional = (torch.randn(2, 3, 2, 3, 4, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
-    args += tuple(t.requires_grad_() for t in optional[:residual_args])
+    args = gradcheck_inputs(residual_args)
     assert torch.autograd.gradcheck(lambda *a: bias_add_contiguous_norm(*a)[0], args)
     grad_norm = torch.randn(2, 1, 2, 3, 4)
     got = torch.autograd.grad(bias_add_contiguous_norm(*args)[1], args, grad_norm)
