@@ -368,9 +368,10 @@ RAW_CONV_OUTPUT_NORMS = True
 # output too (bias_add_contiguous_norm), where channel_norm_kernel's unsplit order is ATen's for that output's
 # geometry (kernel_norm_is_atens, ATen not splitting the columns): the next norm (the next block's first, or the
 # head's) divides by it instead of ATen reducing the output again. Exact by construction: the same sums in ATen's
-# order, checked per geometry. On the H200 (gpu-logs/session42/B, bf16) the epilogue with its norm ran faster than
-# the plain epilogue alone (256 channels at 4x240x416: 0.18 ms against 0.16 ms, and ATen's norm 0.064 ms). Eager, in
-# decode_latents' frame loop (epilogue_norms_kept), for blocks run one chunk at a time (no norm_frames).
+# order, checked per geometry. On the H200 (gpu-logs/session42/B, bf16) the epilogue with its norm took less than
+# the plain epilogue and ATen's norm together (256 channels at 4x240x416: 0.18 ms against 0.16 + 0.064 ms); decodes
+# interleaved with stock (session42/F): Wan2.2 -0.001 s, Wan2.1 -0.006 s. Eager, in decode_latents' frame loop
+# (epilogue_norms_kept), for blocks run one chunk at a time (no norm_frames).
 EPILOGUE_NORMS = True
 
 
