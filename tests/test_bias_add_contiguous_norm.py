@@ -8,6 +8,7 @@ from conftest import (
     DTYPES,
     HAS_CUDA,
     HAS_KERNELS,
+    KERNEL_DEVICE,
     LAYOUTS,
     cuda,
     impl_params,
@@ -29,7 +30,9 @@ from torch_wanops.ops.rms_norm_cat_pad_5d import (
     launch_channel_norm,
 )
 
-needs_kernels = pytest.mark.skipif(not HAS_KERNELS, reason="needs the Triton kernels (CUDA or TRITON_INTERPRET=1)")
+# The device the Triton kernels run on here (CUDA, or the CPU under TRITON_INTERPRET=1), as a parameter: its id
+# marks the CUDA case for ``-m cuda``.
+kernel_device = pytest.mark.parametrize("device", [KERNEL_DEVICE] if HAS_KERNELS else [])
 
 
 def assert_matches(args, kernel):
@@ -65,15 +68,14 @@ def cases(draw):
             draw(st.sampled_from((None, *LAYOUTS))), draw(st.booleans()), draw(st.integers(0, 2**16)))
 
 
-@needs_kernels
+@kernel_device
 @given(case=cases())
 @example(case=((2, 96, 3, 2, 37), torch.bfloat16, "channels_last", "contiguous", True, 1))
 @example(case=((1, 130, 1, 3, 5), torch.float16, "permuted", "strided", False, 2))
 @example(case=((2, 64, 2, 1, 33), torch.float32, "strided", None, False, 3))
-def test_kernel_matches_its_spec(case):
+def test_kernel_matches_its_spec(device, case):
     shape, dtype, layout, residual_layout, with_residual_bias, seed = case
-    from conftest import KERNEL_DEVICE
-    assert_matches(inputs(shape, dtype, KERNEL_DEVICE, layout, residual_layout, with_residual_bias, seed), True)
+    assert_matches(inputs(shape, dtype, device, layout, residual_layout, with_residual_bias, seed), True)
 
 
 @impl_params()
