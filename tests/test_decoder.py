@@ -757,7 +757,8 @@ class EpilogueNormCounts:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_epilogue_norms_reach_the_next_norm(arch, monkeypatch):
+@pytest.mark.parametrize("grad_mode", [torch.no_grad, torch.inference_mode], ids=lambda m: m.__name__)
+def test_epilogue_norms_reach_the_next_norm(arch, grad_mode, monkeypatch):
     """EPILOGUE_NORMS: in decode_latents' frame loop a residual block's conv2 epilogue writes its output's channel
     norm and the next norm divides by it instead of reducing the output (CPU: the conv-layout lever and the batched
     loop forced, the norm written as this machine's ATen reduces it, so the decodes compare with each other)."""
@@ -783,7 +784,7 @@ def test_epilogue_norms_reach_the_next_norm(arch, monkeypatch):
         monkeypatch.setattr(decoder_module, "EPILOGUE_NORMS", flag)
         counts.written = counts.taken = 0
         given.clear()
-        with torch.no_grad():
+        with grad_mode():  # inference tensors keep no version counter
             outputs[flag] = omni.decode(z, return_dict=False)[0]
         taken[flag] = (counts.written, counts.taken, sum(given))
     assert taken[False] == (0, 0, 0)
@@ -806,6 +807,10 @@ def test_epilogue_norms_on_cuda(arch, monkeypatch):
 
 
 def test_epilogue_norms_hand_each_norm_once_to_its_own_unchanged_tensor():
+    with torch.inference_mode():
+        inference, norms = torch.zeros(2), decoder_module.EpilogueNorms()
+        norms.remember(inference, torch.ones(2))
+        assert norms.take(inference) is not None
     norms, x, other = decoder_module.EpilogueNorms(), torch.zeros(2, 3), torch.zeros(2, 3)
     norm = torch.ones(2)
     norms.remember(x, norm)

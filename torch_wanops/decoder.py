@@ -378,22 +378,23 @@ EPILOGUE_NORMS = True
 class EpilogueNorms:
     """The channel norms conv2 epilogues wrote during one decode, by output tensor, each handed out once.
 
-    A norm is handed out only for the tensor it was written with, unchanged since (its version counter); held
-    through a weak reference, so that an output nobody normalizes (an up block's last, the upsampler's input)
-    does not stay alive for it: its entry goes when the next one comes.
+    A norm is handed out only for the tensor it was written with, unchanged since (its version counter: an
+    inference tensor has none, and the decoder's walk writes no block output in place); held through a weak
+    reference, so that an output nobody normalizes (an up block's last, the upsampler's input) does not stay
+    alive for it: its entry goes when the next one comes.
     """
 
     def __init__(self) -> None:
-        self.norms: dict[int, tuple[weakref.ref, int, torch.Tensor]] = {}
+        self.norms: dict[int, tuple[weakref.ref, int | None, torch.Tensor]] = {}
 
     def remember(self, x: torch.Tensor, norm: torch.Tensor) -> None:
         self.norms = {key: entry for key, entry in self.norms.items() if entry[0]() is not None}
-        self.norms[id(x)] = (weakref.ref(x), x._version, norm)
+        self.norms[id(x)] = (weakref.ref(x), version_counter(x), norm)
 
     def take(self, x: torch.Tensor) -> torch.Tensor | None:
         """x's remembered norm, or None."""
         entry = self.norms.pop(id(x), None)
-        if entry is None or entry[0]() is not x or entry[1] != x._version:
+        if entry is None or entry[0]() is not x or entry[1] != version_counter(x):
             return None
         return entry[2]
 
@@ -672,6 +673,12 @@ DECODE_WEIGHT_COPIES = True
 DECODE_WEIGHT_COPY_BYTES = 64 << 20
 
 
+def version_counter(tensor: torch.Tensor) -> int | None:
+    """The tensor's in-place version counter; None for an inference tensor (made under ``torch.inference_mode``),
+    which keeps none."""
+    return None if tensor.is_inference() else tensor._version
+
+
 class DecodeWeightCopies:
     """The channels-last copies of small conv weights one decode keeps (DECODE_WEIGHT_COPIES), by weight.
 
@@ -686,7 +693,7 @@ class DecodeWeightCopies:
     def copy_of(self, weight: torch.Tensor, layout: torch.memory_format) -> torch.Tensor:
         """``weight`` laid out in ``layout``, kept for the next call; the weight itself once the budget is spent."""
         kept = self.copies.get(id(weight))
-        if kept is not None and kept[0] is weight and kept[1] == weight._version:
+        if kept is not None and kept[0] is weight and kept[1] == version_counter(weight):
             return kept[2]
         size = weight.numel() * weight.element_size()
         if kept is None:
@@ -694,7 +701,7 @@ class DecodeWeightCopies:
                 return weight
             self.bytes_left -= size
         copy = weight.contiguous(memory_format=layout)
-        self.copies[id(weight)] = (weight, weight._version, copy)
+        self.copies[id(weight)] = (weight, version_counter(weight), copy)
         return copy
 
 
