@@ -795,12 +795,13 @@ def test_epilogue_norms_reach_the_next_norm(arch, grad_mode, monkeypatch):
 
 @cuda
 @pytest.mark.parametrize("arch", ("wan2.1", "wan2.2") + ARCHS)
-def test_epilogue_norms_on_cuda(arch, monkeypatch):
+@pytest.mark.parametrize("grad_mode", [torch.no_grad, torch.inference_mode], ids=lambda m: m.__name__)
+def test_epilogue_norms_on_cuda(arch, grad_mode, monkeypatch):
     """The conv2 epilogues' norms written and taken in a CUDA decode (where the norm kernel's order is ATen's for
-    the block outputs' geometries), stock's bits."""
+    the block outputs' geometries), stock's bits; under inference_mode too (tensors without version counters)."""
     counts = EpilogueNormCounts(monkeypatch)
     stock, omni = pair(arch, torch.bfloat16, "cuda")
-    assert_same_decode(stock, omni, real_or_tiny_latents(arch, torch.bfloat16))
+    assert_same_decode(stock, omni, real_or_tiny_latents(arch, torch.bfloat16), grad_mode=grad_mode)
     assert counts.taken <= counts.written
     if arch in ("wan2.1", "wan2.2"):  # the tiny configs' few columns: ATen may reduce them in another order
         assert counts.taken > 0
