@@ -414,9 +414,14 @@ def epilogue_norms_kept() -> Iterator[None]:
         _epilogue_norms.reset(token)
 
 
+def _decode_epilogue_norms() -> EpilogueNorms | None:
+    """This decode's EpilogueNorms (epilogue_norms_kept), eagerly; None when compiling or outside such a decode."""
+    return None if torch.compiler.is_compiling() else _epilogue_norms.get()
+
+
 def _epilogue_norms_taken(out: torch.Tensor) -> EpilogueNorms | None:
     """The decode's EpilogueNorms where the epilogue of conv output ``out`` (with a residual) may write its norm."""
-    norms = None if torch.compiler.is_compiling() else _epilogue_norms.get()
+    norms = _decode_epilogue_norms()
     if norms is None or chunk_ctas(out, 0) != 1 or not kernel_norm_is_atens(out):  # both settle off CUDA
         return None
     return norms
@@ -436,7 +441,7 @@ def _residual_epilogue(out: torch.Tensor, bias: torch.Tensor, residual: torch.Te
 
 def _written_norm(x: torch.Tensor) -> torch.Tensor | None:
     """The channel norm a conv2 epilogue wrote with x (EPILOGUE_NORMS), if any: handed out once."""
-    norms = None if torch.compiler.is_compiling() else _epilogue_norms.get()
+    norms = _decode_epilogue_norms()
     return None if norms is None else norms.take(x)
 
 

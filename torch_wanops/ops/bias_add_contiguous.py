@@ -189,8 +189,6 @@ def bias_add_contiguous_norm_reference(
     residual_bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     out = bias_add_contiguous_reference(x, bias, residual, residual_bias)
-    if out.shape[1] == 0:  # the norm of no channels
-        return out, _empty_norm(x).zero_()
     return out, channel_norm_reference(out)
 
 

@@ -38,6 +38,7 @@ stock expression gives for canonically laid-out contiguous or channels-last inpu
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable, Sequence
 
@@ -325,8 +326,9 @@ def channel_norm_reference(x: torch.Tensor, bias: torch.Tensor | None = None, ct
     """
     values = _with_bias(x, bias).float()
     channels = values.shape[1]
-    columns = values.movedim(1, 0).reshape(channels, -1)
-    zero = torch.zeros_like(columns[0])
+    column_count = values.shape[0] * math.prod(values.shape[2:])
+    columns = values.movedim(1, 0).reshape(channels, column_count)
+    zero = values.new_zeros(column_count)  # also the norm of no channels
     partial = {}
     for c in range(channels):
         lane = ((c // 4) % ctas, c % 4, (c // (4 * ctas)) % 4)  # (block, thread, accumulator)
