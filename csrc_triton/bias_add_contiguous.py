@@ -13,7 +13,7 @@ conv) and gets that conv's bias added first, rounded as stock's ``add_`` on it r
 With DupUp3D factors the residual is a DupUp3D source, read through its index map: the
 conv before a Wan2.2 up block's DupUp3D shortcut adds its bias and the shortcut in one pass.
 
-``bias_add_norm_kernel`` does the same adds (no DupUp3D) and also writes the fp32 L2 norm over
+``bias_add_norm_kernel`` does the same adds and also writes the fp32 L2 norm over
 channels of each output column, in ``channel_norm_kernel``'s unsplit order (ATen's CUDA order for
 the geometries ``kernel_norm_is_atens`` accepts): the next norm's reduction without reading the
 output again. Each program owns BLOCK_W columns of one line and walks every channel, GROUPS x 16
@@ -117,7 +117,7 @@ def add_group_squares(partial, total, GROUPS: tl.constexpr):
 
 
 @triton.jit(do_not_specialize=["frames", "height", "w_blocks", "height_magic", "height_shift", "frames_magic",
-                               "frames_shift"])
+                               "frames_shift", "frame_offset"])
 def bias_add_norm_kernel(
     x_ptr,
     bias_ptr,
@@ -134,10 +134,14 @@ def bias_add_norm_kernel(
     height_shift,
     frames_magic,
     frames_shift,
+    frame_offset,
     x_sb, x_sc, x_st, x_sh, x_sw,
     r_sb, r_sc, r_st, r_sh, r_sw,
     HAS_RESIDUAL: tl.constexpr,
     HAS_RESIDUAL_BIAS: tl.constexpr,
+    FACTOR_T: tl.constexpr,
+    FACTOR_S: tl.constexpr,
+    REPEATS: tl.constexpr,
     INDEX64: tl.constexpr,
     GROUPS: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -150,7 +154,6 @@ def bias_add_norm_kernel(
         w = w.to(tl.int64)
     w_ok = w < width
     x_line = b * x_sb + t * x_st + h * x_sh + w * x_sw
-    r_line = b * r_sb + t * r_st + h * r_sh + w * r_sw
     plane = frames * height * width  # one channel of the contiguous output
     in_plane = (t * height + h) * width + w
     # Lane 4 * i + y of a 16-channel group is channel 4 * i + y, channel_norm_kernel's lane for thread y's
@@ -165,7 +168,9 @@ def bias_add_norm_kernel(
         bias = tl.load(bias_ptr + c, mask=c < channels).to(tl.float32)[None, :]
         residual, residual_bias = values, bias
         if HAS_RESIDUAL:
-            residual = tl.load(residual_ptr + r_line[:, None] + c[None, :] * r_sc, mask=active).to(tl.float32)
+            r_offset = dup_up3d_source_offset(b, c[None, :], t, h, w[:, None], frame_offset, r_sb, r_sc, r_st, r_sh,
+                                              r_sw, FACTOR_T, FACTOR_S, REPEATS)
+            residual = tl.load(residual_ptr + r_offset, mask=active).to(tl.float32)
             if HAS_RESIDUAL_BIAS:
                 residual_bias = tl.load(residual_bias_ptr + c, mask=c < channels).to(tl.float32)[None, :]
         total = epilogue_sum(values, bias, residual, residual_bias, out_ptr.dtype.element_ty, HAS_RESIDUAL,

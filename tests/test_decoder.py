@@ -736,16 +736,18 @@ def epilogue_decodes(monkeypatch, arch, switch, frames, counted):
 
 
 class EpilogueNormCounts:
-    """Counts the norms conv2 epilogues write (``written``) and the next norms take (``taken``) in a decode."""
+    """Counts the norms epilogues write (``written``; ``written_dup`` those adding a DupUp3D shortcut) and the next
+    norms take (``taken``) in a decode."""
 
     def __init__(self, monkeypatch, epilogue=None):
-        self.written = self.taken = 0
+        self.written = self.written_dup = self.taken = 0
         epilogue = epilogue or decoder_module.bias_add_contiguous_norm
         take = decoder_module.EpilogueNorms.take
 
-        def counted_epilogue(*args):
+        def counted_epilogue(*args, **dup_factors):
             self.written += 1
-            return epilogue(*args)
+            self.written_dup += bool(dup_factors)
+            return epilogue(*args, **dup_factors)
 
         def counted_take(norms, x):
             norm = take(norms, x)
@@ -769,8 +771,8 @@ def test_epilogue_norms_reach_the_next_norm(arch, grad_mode, monkeypatch):
     monkeypatch.setattr(decoder_module, "kernel_norm_is_atens", lambda x: True)
     given = []
 
-    def atens_norm_of(*args):
-        out = torch_wanops.bias_add_contiguous(*args)
+    def atens_norm_of(*args, **dup_factors):
+        out = torch_wanops.bias_add_contiguous(*args, **dup_factors)
         return out, torch.linalg.vector_norm(out.float(), dim=1, keepdim=True)
 
     counts = EpilogueNormCounts(monkeypatch, atens_norm_of)
@@ -782,14 +784,16 @@ def test_epilogue_norms_reach_the_next_norm(arch, grad_mode, monkeypatch):
     outputs, taken = {}, {}
     for flag in (False, True):
         monkeypatch.setattr(decoder_module, "EPILOGUE_NORMS", flag)
-        counts.written = counts.taken = 0
+        counts.written = counts.written_dup = counts.taken = 0
         given.clear()
         with grad_mode():  # inference tensors keep no version counter
             outputs[flag] = omni.decode(z, return_dict=False)[0]
-        taken[flag] = (counts.written, counts.taken, sum(given))
-    assert taken[False] == (0, 0, 0)
-    written, took, handed = taken[True]
+        taken[flag] = (counts.written, counts.written_dup, counts.taken, sum(given))
+    assert taken[False] == (0, 0, 0, 0)
+    written, written_dup, took, handed = taken[True]
     assert written > 0 and 0 < took <= written and handed == took  # every taken norm reached the op
+    # Wan2.2's upsamplers add their up blocks' DupUp3D shortcuts in the epilogue that writes the norm.
+    assert (written_dup > 0) == (arch == "wan2.2-tiny")
     assert torch.equal(outputs[True], outputs[False])
 
 
@@ -805,6 +809,8 @@ def test_epilogue_norms_on_cuda(arch, grad_mode, monkeypatch):
     assert counts.taken <= counts.written
     if arch in ("wan2.1", "wan2.2"):  # the tiny configs' few columns: ATen may reduce them in another order
         assert counts.taken > 0
+    if arch == "wan2.2":  # the 512-channel upsampler's output at 240x416, with its DupUp3D shortcut
+        assert counts.written_dup > 0
 
 
 def test_epilogue_norms_hand_each_norm_once_to_its_own_unchanged_tensor():
@@ -1676,11 +1682,12 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", False),
         ("torch_wanops._backend", "GRID_YZ_LIMIT", 0),
         ("torch_wanops.decoder", "EPILOGUE_NORMS", False),
+        ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
-         "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs"],
+         "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs", "aten-reduced-upsampler-outputs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -373,6 +373,11 @@ RAW_CONV_OUTPUT_NORMS = True
 # interleaved with stock (session42/F): Wan2.2 -0.001 s, Wan2.1 -0.006 s. Eager, in decode_latents' frame loop
 # (epilogue_norms_kept), for blocks run one chunk at a time (no norm_frames).
 EPILOGUE_NORMS = True
+# With EPILOGUE_NORMS, Wan2.2's upsampler Conv2d epilogues that add their up block's DupUp3D shortcut
+# (FUSED_DUP_UP3D_ADDS) write the norm too, for the next up block's first norm: the 512-channel one at 240x416 (the
+# 1024-channel one's norm ATen splits). On the H200 (gpu-logs/session43/B, bf16, 2 frames) 0.170 ms against 0.150 ms
+# for the plain epilogue and 0.068 ms for ATen's norm of its output.
+DUP_UP3D_EPILOGUE_NORMS = True
 
 
 class EpilogueNorms:
@@ -428,13 +433,14 @@ def _epilogue_norms_taken(out: torch.Tensor) -> EpilogueNorms | None:
 
 
 def _residual_epilogue(out: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor,
-                       residual_bias: torch.Tensor | None, writes_norm: bool) -> torch.Tensor:
-    """bias_add_contiguous with a residual; with ``writes_norm``, its output's channel norm kept for the next norm
-    where EPILOGUE_NORMS can take it (_epilogue_norms_taken)."""
+                       residual_bias: torch.Tensor | None, writes_norm: bool,
+                       **dup_factors: int | bool) -> torch.Tensor:
+    """bias_add_contiguous with a residual (a DupUp3D source with ``dup_factors``); with ``writes_norm``, its
+    output's channel norm kept for the next norm where EPILOGUE_NORMS can take it (_epilogue_norms_taken)."""
     norms = _epilogue_norms_taken(out) if writes_norm else None
     if norms is None:
-        return bias_add_contiguous(out, bias, residual, residual_bias)
-    result, norm = bias_add_contiguous_norm(out, bias, residual, residual_bias)
+        return bias_add_contiguous(out, bias, residual, residual_bias, **dup_factors)
+    result, norm = bias_add_contiguous_norm(out, bias, residual, residual_bias, **dup_factors)
     norms.remember(result, norm)
     return result
 
@@ -478,6 +484,11 @@ class DupUp3DShortcut(NamedTuple):
     factor_s: int
     repeats: int
     drop_first: bool
+
+    def factors(self) -> dict[str, int | bool]:
+        """The op arguments (bias_add_contiguous's) that describe this shortcut's index map."""
+        return dict(dup_factor_t=self.factor_t, dup_factor_s=self.factor_s, dup_repeats=self.repeats,
+                    dup_drop_first=self.drop_first)
 
     def added_to(self, x: torch.Tensor) -> torch.Tensor:
         """``x + shortcut``; a resample Conv2d's 4-D (B * T, C, H, W) x as its 5-D view first."""
@@ -599,9 +610,8 @@ def _channels_last_conv(
                 return bias_add_contiguous(out, conv.bias)
             return _residual_epilogue(out, conv.bias, shortcut, None, writes_norm)
         if isinstance(shortcut, DupUp3DShortcut):  # fused only with frames and CONTIGUOUS_UPSAMPLER_OUTPUTS
-            return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias, shortcut.source,
-                                       dup_factor_t=shortcut.factor_t, dup_factor_s=shortcut.factor_s,
-                                       dup_repeats=shortcut.repeats, dup_drop_first=shortcut.drop_first)
+            return _residual_epilogue(_frames_to_5d(out, frames), conv.bias, shortcut.source, None,
+                                      writes_norm and DUP_UP3D_EPILOGUE_NORMS, **shortcut.factors())
         shortcut = _shortcut_tensor(shortcut)
         if frames is not None and CONTIGUOUS_UPSAMPLER_OUTPUTS and shortcut is None:
             return bias_add_contiguous(_frames_to_5d(out, frames), conv.bias)
@@ -1424,11 +1434,14 @@ def _fusable_upsampling(resample_layers: nn.Module) -> bool:
 
 
 def upsample_conv(
-    resample_layers: nn.Module, x: torch.Tensor, channels_last_convs: bool, shortcut: DupUp3DShortcut | None = None
+    resample_layers: nn.Module, x: torch.Tensor, channels_last_convs: bool, shortcut: DupUp3DShortcut | None = None,
+    writes_norm: bool = False,
 ) -> torch.Tensor:
     """Stock's upsampling step as the (B, C, T, H, W) tensor the resample hands on: the frame-major view of
     ``resample_layers(x.permute(0, 2, 1, 3, 4).reshape(B * T, C, H, W))`` (contiguous with
-    CONTIGUOUS_UPSAMPLER_OUTPUTS and the conv-layout lever: same values), and ``shortcut`` added to it."""
+    CONTIGUOUS_UPSAMPLER_OUTPUTS and the conv-layout lever: same values), and ``shortcut`` added to it. With
+    ``writes_norm`` the epilogue adding the shortcut also writes the output's channel norm for the next norm
+    (EPILOGUE_NORMS)."""
     batch, channels, frames, height, width = x.shape
     if not (FUSED_UPSAMPLE and _fusable_upsampling(resample_layers)):
         out = resample_layers(x.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, height, width))
@@ -1440,7 +1453,8 @@ def upsample_conv(
         # refused gets it so straight away, not as a copy of a channels-last one (Wan2.2 bf16 720x1280's
         # last upsampler: 0.078 s of copies per decode, gpu-logs/session21/A).
         if _takes_conv_layout_lever(conv, x, channels_last_convs) and not _refused_geometry(conv, upsampled, x):
-            out = _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True), residual=shortcut, frames=frames)
+            out = _channels_last_conv(conv, lambda: upsample_nearest_2x(x, True), residual=shortcut, frames=frames,
+                                      writes_norm=writes_norm)
         else:
             out = _add_residual(conv(upsample_nearest_2x(x, False)), shortcut)
     return out if out.dim() == 5 else _frames_to_5d(out, frames)
@@ -1454,8 +1468,10 @@ def resample(
     zero_rep: bool,
     channels_last_convs: bool = False,
     shortcut: DupUp3DShortcut | None = None,
+    writes_norm: bool = False,
 ) -> torch.Tensor:
-    """An upsampling resample's forward, and ``shortcut`` (its up block's, FUSED_DUP_UP3D_ADDS) added to it."""
+    """An upsampling resample's forward, and ``shortcut`` (its up block's, FUSED_DUP_UP3D_ADDS) added to it, with
+    the sum's channel norm written for the next norm if ``writes_norm`` (upsample_conv)."""
     if not walkable(module, WanResample) or module.mode not in ("upsample2d", "upsample3d"):
         return _add_residual(module(x, feat_cache=feat_cache, feat_idx=feat_idx), shortcut)
     batch, channels, frames, height, width = x.shape
@@ -1472,7 +1488,7 @@ def resample(
             x = x.reshape(batch, 2, channels, frames, height, width)
             x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
             x = x.reshape(batch, channels, frames * 2, height, width)
-    return upsample_conv(module.resample, x, channels_last_convs, shortcut)
+    return upsample_conv(module.resample, x, channels_last_convs, shortcut, writes_norm)
 
 
 def attention_block(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -1600,9 +1616,12 @@ def up_block_tail(
     first_chunk: bool,
     zero_rep: bool,
     channels_last_convs: bool = False,
+    writes_norm: bool = True,
 ) -> torch.Tensor:
     """A walkable up block after its residual blocks: the upsampler, then a residual up block's DupUp3D
-    shortcut of ``source``, the block's input."""
+    shortcut of ``source``, the block's input. The output goes to a norm next (the next block's first, or the
+    head's): where that norm takes a written one (``writes_norm``: not a norm per chunk of frames), the epilogue
+    adding the shortcut writes it (EPILOGUE_NORMS)."""
     if type(block) is WanUpBlock:
         if block.upsamplers is None:
             return x
@@ -1617,7 +1636,7 @@ def up_block_tail(
     if block.upsampler is None:
         return shortcut.added_to(x)
     if FUSED_DUP_UP3D_ADDS:
-        return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut)
+        return resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs, shortcut, writes_norm)
     return shortcut.added_to(resample(block.upsampler, x, feat_cache, feat_idx, zero_rep, channels_last_convs))
 
 
@@ -1691,8 +1710,9 @@ def _latent_stage(
     source = None
     for index, block in enumerate(decoder.up_blocks[:up_blocks]):
         if index:
+            # Its output's norms are reduced per chunk of frames (norm_frames below): none written.
             x = up_block_tail(decoder.up_blocks[index - 1], x, source, feat_cache, feat_idx, False, False,
-                              channels_last_convs)
+                              channels_last_convs, writes_norm=False)
         source = _shortcut_source(block, x)
         # Past the first up block each norm is reduced per latent frame's chunk; at the latent resolution the norms
         # of the whole group kept the one-frame bits (the check below), and one reduction per call is cheaper.

@@ -105,17 +105,20 @@ def bias_add_contiguous(
 
 def bias_add_contiguous_norm(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
-    residual_bias: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None, *, dup_factor_t: int = 1, dup_factor_s: int = 1,
+    dup_repeats: int = 1, dup_drop_first: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``bias_add_contiguous(x, bias, residual, residual_bias)`` and its fp32 L2 norm over channels, in one pass.
+    """``bias_add_contiguous`` (the same arguments) and its fp32 L2 norm over channels, in one pass.
 
     The norm, shape ``(B, 1, T, H, W)``, adds its squares in channel_norm_kernel's order with one block, ATen's
     CUDA order for the geometries ``rms_norm_cat_pad_5d`` accepts channel_norm_kernel for (unsplit): there it is
     the ``x_norm`` that ``rms_norm_cat_pad_5d`` would compute from the output itself.
     """
     if not torch.compiler.is_compiling():
-        check_bias_add_contiguous_types(x, bias, residual, residual_bias)
-    return torch.ops.wanops.bias_add_contiguous_norm(x, bias, residual, residual_bias)
+        check_bias_add_contiguous_types(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                        dup_drop_first)
+    return torch.ops.wanops.bias_add_contiguous_norm(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s,
+                                                     dup_repeats, dup_drop_first)
 
 
 def conv3d_chunked(

@@ -14,7 +14,7 @@ default, the identity) the residual is a DupUp3D source and the spec is
 ``((x + bias) + DupUp3D(residual)).contiguous()``: a Wan2.2 up block's shortcut added in the
 bias pass of the conv before it, without the shortcut or the biased conv output in memory.
 
-``wanops::bias_add_contiguous_norm`` (no DupUp3D factors) returns that tensor and its fp32 L2
+``wanops::bias_add_contiguous_norm`` (same arguments) returns that tensor and its fp32 L2
 norm over channels, shape ``(B, 1, T, H, W)``, in ``channel_norm_kernel``'s order with one block
 (``channel_norm_reference(out)``): where that order is ATen's CUDA order for the output's geometry
 (``rms_norm_cat_pad_5d.kernel_norm_is_atens`` with ATen not splitting the columns), it is the
@@ -186,9 +186,11 @@ torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_
 
 def bias_add_contiguous_norm_reference(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
-    residual_bias: torch.Tensor | None = None,
+    residual_bias: torch.Tensor | None = None, dup_factor_t: int = 1, dup_factor_s: int = 1, dup_repeats: int = 1,
+    dup_drop_first: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    out = bias_add_contiguous_reference(x, bias, residual, residual_bias)
+    out = bias_add_contiguous_reference(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                        dup_drop_first)
     return out, channel_norm_reference(out)
 
 
@@ -198,23 +200,28 @@ def _empty_norm(x: torch.Tensor) -> torch.Tensor:
 
 
 def _launch_norm(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None,
-                 residual_bias: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+                 residual_bias: torch.Tensor | None, dup_factor_t: int, dup_factor_s: int, dup_repeats: int,
+                 dup_drop_first: bool) -> tuple[torch.Tensor, torch.Tensor]:
     batch, channels, frames, height, width = x.shape
     out, norm = torch.empty(x.shape, dtype=x.dtype, device=x.device), _empty_norm(x)
     if norm.numel() == 0 or channels == 0:
         return out, norm.zero_()  # the norm of no channels
     has_residual = residual is not None
     residual = residual if has_residual else x  # not read without a residual
-    block_w, groups, warps = _backend.norm_epilogue_tile(channels, width)
+    identity_dup = _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats)
+    block_w, groups, warps = _backend.norm_epilogue_tile(channels, width, not identity_dup)
     w_blocks = -(-width // block_w)
     grid = _backend.line_tile_grid(batch * frames * height, 1, w_blocks)
     with _backend.device_of(x):
         _kernels.bias_add_norm_kernel[grid](
             x, bias, out, norm, residual, bias if residual_bias is None else residual_bias, channels, frames, height,
-            width, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames), *x.stride(),
-            *residual.stride(),
+            width, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames),
+            dup_factor_t - 1 if dup_drop_first else 0, *x.stride(), *residual.stride(),
             HAS_RESIDUAL=has_residual,
             HAS_RESIDUAL_BIAS=residual_bias is not None,
+            FACTOR_T=dup_factor_t,
+            FACTOR_S=dup_factor_s,
+            REPEATS=dup_repeats,
             INDEX64=_backend.index_needs_int64(x, out, residual),
             GROUPS=groups,
             BLOCK_W=block_w,
@@ -225,27 +232,33 @@ def _launch_norm(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | N
 
 torch.library.define(
     "wanops::bias_add_contiguous_norm",
-    "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None) -> (Tensor, Tensor)",
+    "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None, int dup_factor_t=1, "
+    "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False) -> (Tensor, Tensor)",
 )
 
 
 @torch.library.impl("wanops::bias_add_contiguous_norm", "default")
-def _bias_add_contiguous_norm_impl(x, bias, residual=None, residual_bias=None):
-    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+def _bias_add_contiguous_norm_impl(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
+                                   dup_repeats=1, dup_drop_first=False):
+    args = (x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first)
+    check_bias_add_contiguous_args(*args)
     if _backend.uses_kernel(x, _kernels):
-        return _launch_norm(x, bias, residual, residual_bias)
-    return bias_add_contiguous_norm_reference(x, bias, residual, residual_bias)
+        return _launch_norm(*args)
+    return bias_add_contiguous_norm_reference(*args)
 
 
 @torch.library.register_fake("wanops::bias_add_contiguous_norm")
-def _bias_add_contiguous_norm_fake(x, bias, residual=None, residual_bias=None):
-    check_bias_add_contiguous_args(x, bias, residual, residual_bias)
+def _bias_add_contiguous_norm_fake(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
+                                   dup_repeats=1, dup_drop_first=False):
+    check_bias_add_contiguous_args(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
+                                   dup_drop_first)
     return torch.empty(x.shape, dtype=x.dtype, device=x.device), _empty_norm(x)
 
 
 def _setup_norm_context(ctx, inputs, output):
     ctx.optional = tuple(t is not None for t in inputs[2:4])
-    ctx.save_for_backward(*(t for t in inputs if t is not None))
+    ctx.dup_factors = tuple(inputs[4:8])
+    ctx.save_for_backward(*(t for t in inputs[:4] if t is not None))
 
 
 def _norm_backward(ctx, grad_out, grad_norm):
@@ -254,13 +267,13 @@ def _norm_backward(ctx, grad_out, grad_norm):
     optional = iter(inputs[2:])
     residual, residual_bias = (next(optional) if present else None for present in ctx.optional)
     with torch.enable_grad():
-        out = bias_add_contiguous_reference(inputs[0], inputs[1], residual, residual_bias)
+        out = bias_add_contiguous_reference(inputs[0], inputs[1], residual, residual_bias, *ctx.dup_factors)
         norm = torch.linalg.vector_norm(out.float(), dim=1, keepdim=True)
         pairs = [(o, g) for o, g in ((out, grad_out), (norm, grad_norm)) if g is not None]
         grads = iter(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True))
     grad_x, grad_bias = next(grads), next(grads)
     grad_residual, grad_residual_bias = (next(grads) if present else None for present in ctx.optional)
-    return grad_x, grad_bias, grad_residual, grad_residual_bias
+    return (grad_x, grad_bias, grad_residual, grad_residual_bias) + (None,) * 4
 
 
 torch.library.register_autograd("wanops::bias_add_contiguous_norm", _norm_backward,
