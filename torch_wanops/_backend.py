@@ -219,15 +219,13 @@ def norm_epilogue_tile(channels: int, width: int, dup_residual: bool = False) ->
     channels per step. On an H200 (gpu-logs/session42/B, bf16) 32 columns x 64 channels on 4 warps ran best at
     256-512 channels, 0.18 ms against 0.22 ms for bias_add_contiguous and ATen's norm of its output (256 channels,
     4x240x416); where 64 does not divide the channels, 64 columns x 32 channels (96 channels at 480x832: 0.25 ms
-    against 0.33). With a DupUp3D residual 64 columns on 8 warps ran best (gpu-logs/session43/B: 512 channels at
-    2x240x416, 0.170 ms against 0.175 on the plain tile and 0.219 for bias_add_contiguous and ATen's norm). The
-    interpreter takes whole lines (its cost is per program), in the same channel steps."""
+    against 0.33). With a DupUp3D residual 64 columns on 4 warps ran best (gpu-logs/session43/D: 512 channels at
+    2x240x416, 0.159 ms against 0.173 on 8 warps, 0.189 on the plain tile and 0.221 for bias_add_contiguous and
+    ATen's norm). The interpreter takes whole lines (its cost is per program), in the same channel steps."""
     groups = 4 if channels % 64 == 0 else 2 if channels % 32 == 0 else 1
     if INTERPRETER:
         return min(1024, next_power_of_2(width)), groups, 4
-    if dup_residual:
-        return 64, groups, 8
-    return (32 if groups == 4 else 64), groups, 4
+    return (64 if dup_residual or groups != 4 else 32), groups, 4
 
 
 def channel_norm_tile(ctas: int) -> tuple[int, int]:

@@ -375,7 +375,7 @@ RAW_CONV_OUTPUT_NORMS = True
 EPILOGUE_NORMS = True
 # With EPILOGUE_NORMS, Wan2.2's upsampler Conv2d epilogues that add their up block's DupUp3D shortcut
 # (FUSED_DUP_UP3D_ADDS) write the norm too, for the next up block's first norm: the 512-channel one at 240x416 (the
-# 1024-channel one's norm ATen splits). On the H200 (gpu-logs/session43/B, bf16, 2 frames) 0.170 ms against 0.150 ms
+# 1024-channel one's norm ATen splits). On the H200 (gpu-logs/session43/D, bf16, 2 frames) 0.159 ms against 0.152 ms
 # for the plain epilogue and 0.068 ms for ATen's norm of its output.
 DUP_UP3D_EPILOGUE_NORMS = True
 
