@@ -12,6 +12,10 @@ HAS_RESIDUAL_BIAS the residual is itself a conv's raw output (the block's 1x1x1 
 conv) and gets that conv's bias added first, rounded as stock's ``add_`` on it rounds.
 With DupUp3D factors the residual is a DupUp3D source, read through its index map: the
 conv before a Wan2.2 up block's DupUp3D shortcut adds its bias and the shortcut in one pass.
+With FRAME_GROUPS > 1 (no residual) the channels are that many groups whose frames interleave
+in the output: channel ``i * C' + c`` of frame ``t`` is written to channel ``c``, frame
+``FRAME_GROUPS * t + i`` (C' = channels / FRAME_GROUPS), the layout a Wan temporal upsampler's
+stack of its time conv's two halves gives.
 
 ``bias_add_norm_kernel`` does the same adds and also writes the fp32 L2 norm over
 channels of each output column, in ``channel_norm_kernel``'s unsplit order (ATen's CUDA order for
@@ -67,6 +71,7 @@ def bias_add_contiguous_kernel(
     FACTOR_T: tl.constexpr,
     FACTOR_S: tl.constexpr,
     REPEATS: tl.constexpr,
+    FRAME_GROUPS: tl.constexpr,
     INDEX64: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
@@ -93,7 +98,14 @@ def bias_add_contiguous_kernel(
             residual_bias = tl.load(residual_bias_ptr + c, mask=c < channels).to(tl.float32)[:, None]
     total = epilogue_sum(values, bias, residual, residual_bias, out_ptr.dtype.element_ty, HAS_RESIDUAL,
                          HAS_RESIDUAL_BIAS)
-    out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
+    if FRAME_GROUPS == 1:
+        out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
+    else:
+        group_channels = channels // FRAME_GROUPS
+        group = c // group_channels
+        out_channel = b * group_channels + c - group * group_channels
+        out_frame = t * FRAME_GROUPS + group
+        out_offset = ((out_channel * (frames * FRAME_GROUPS) + out_frame)[:, None] * height + h) * width + w[None, :]
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)
 
 

@@ -55,6 +55,38 @@ def test_matches_add_then_contiguous(device, impl, shape, dtype, layout, residua
     assert_matches(x, bias, impl, residual, residual_bias)
 
 
+def assert_matches_frame_groups(x, bias, groups, impl):
+    """Stock's temporal upsampler: the time conv's bias add_, its 2C channels read as groups of C, group i's frame
+    t put at frame G * t + i (its reshape, torch.stack along dim 3, reshape), here element by element."""
+    out = run_impl(impl, bias_add_contiguous, x, bias, frame_groups=groups)
+    biased = x + bias.view(1, -1, 1, 1, 1)
+    batch, channels, frames, height, width = x.shape
+    expected = torch.empty((batch, channels // groups, frames * groups, height, width), dtype=x.dtype)
+    for i in range(groups):
+        for t in range(frames):
+            group = biased[:, i * (channels // groups):(i + 1) * (channels // groups), t]
+            expected[:, :, groups * t + i] = group.cpu()
+    assert out.dtype == x.dtype and out.shape == expected.shape and out.is_contiguous()
+    assert torch.equal(out.cpu(), expected)
+    assert out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+@impl_params()
+@given(
+    groups=st.sampled_from([1, 2, 3]),
+    group_shape=st.tuples(st.integers(1, 2), st.integers(1, 24), st.integers(1, 3), st.integers(1, 4),
+                          st.integers(1, 33)),
+    dtype=st.sampled_from(DTYPES),
+    layout=st.sampled_from(LAYOUTS),
+    seed=st.integers(0, 2**16),
+)
+def test_frame_groups_interleave_as_the_temporal_upsampler(device, impl, groups, group_shape, dtype, layout, seed):
+    batch, channels, frames, height, width = group_shape
+    x, bias, _, _ = epilogue_inputs((batch, channels * groups, frames, height, width), dtype, device, layout, None,
+                                    False, seed)
+    assert_matches_frame_groups(x, bias, groups, impl)
+
+
 def epilogue_inputs(shape, dtype, device, layout, residual_layout, with_residual_bias, seed):
     """Seeded (x, bias, residual, residual_bias): x in ``layout``, a residual in ``residual_layout`` (None: none)."""
     x = make_layout(random_tensor(shape, dtype, device, seed) * 8, layout)
@@ -157,6 +189,11 @@ def test_opcheck(requires_grad):
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual))
             residual_bias = torch.randn(3, device=device).requires_grad_(requires_grad)
             torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default, (x, bias, residual, residual_bias))
+            x6 = make_layout(torch.randn(2, 6, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
+            bias6 = torch.randn(6, device=device).requires_grad_(requires_grad)
+            for groups in (2, 3):
+                torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default,
+                                      (x6, bias6, None, None, 1, 1, 1, False, groups))
             for drop_first in (False, True):  # a DupUp3D source: x is its (2, 3, 2 - drop_first, 4, 5) output
                 source = make_layout(torch.randn(2, 6, 1, 4, 5, device=device), layout)
                 torch.library.opcheck(torch.ops.wanops.bias_add_contiguous.default,
@@ -174,6 +211,14 @@ def gradcheck_inputs(residual_args: int) -> tuple[torch.Tensor, ...]:
 @pytest.mark.parametrize("residual_args", [0, 1, 2], ids=["bias", "residual", "residual-bias"])
 def test_gradcheck(residual_args):
     assert torch.autograd.gradcheck(bias_add_contiguous, gradcheck_inputs(residual_args))
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+def test_gradcheck_frame_groups(groups):
+    x = torch.randn(2, 2 * groups, 3, 2, 3, dtype=torch.float64).contiguous(memory_format=torch.channels_last_3d)
+    bias = torch.randn(2 * groups, dtype=torch.float64)
+    assert torch.autograd.gradcheck(lambda x, b: bias_add_contiguous(x, b, frame_groups=groups),
+                                    (x.requires_grad_(), bias.requires_grad_()))
 
 
 @pytest.mark.parametrize("drop_first", [False, True])
@@ -235,6 +280,11 @@ INVALID = [
     (lambda x, b: bias_add_contiguous(x, b, x, dup_factor_t=2, dup_repeats=2), ValueError,
      r"x must have shape \(2, 3, 2, 4, 5\) for this residual"),
     (lambda x, b: bias_add_contiguous(x, b, x[0], dup_repeats=2), ValueError, "residual must be a 5-D"),
+    (lambda x, b: bias_add_contiguous(x, b, frame_groups=2.0), TypeError, "frame_groups must be an int"),
+    (lambda x, b: bias_add_contiguous(x, b, frame_groups=0), ValueError, "frame_groups must be positive"),
+    (lambda x, b: bias_add_contiguous(x, b, frame_groups=2), ValueError, "frame_groups=2 must divide x's 3 channels"),
+    (lambda x, b: bias_add_contiguous(x, b, x, frame_groups=3), ValueError,
+     "frame_groups cannot be combined with a residual"),
 ]
 
 
@@ -282,6 +332,19 @@ def test_real_dup_up3d_shortcuts_on_cuda(source_shape, out_channels, factor_t, d
     x = conv_output.contiguous(memory_format=torch.channels_last).view(batch, frames, out_channels, height, width)
     bias = random_tensor((out_channels,), dtype, "cuda", 2)
     assert_matches_dup_up3d(x.permute(0, 2, 1, 3, 4), bias, source, factor_t, 2, drop_first, "triton")
+
+
+# Temporal upsamplers' time conv outputs (2C channels, frames, height, width): Wan2.2's in the batched latent stage
+# and after it, Wan2.1's.
+REAL_TIME_CONV_SHAPES = [(2048, 5, 30, 52), (2048, 2, 60, 104), (768, 2, 60, 104), (768, 2, 120, 208)]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", REAL_TIME_CONV_SHAPES, ids=str)
+def test_real_time_conv_interleaves_on_cuda(dtype, shape):
+    x = random_tensor((1, *shape), dtype, "cuda", 0).contiguous(memory_format=torch.channels_last_3d)
+    assert_matches_frame_groups(x, random_tensor((shape[0],), dtype, "cuda", 1), 2, "triton")
 
 
 @cuda

@@ -16,6 +16,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
     WanAttentionBlock,
     WanCausalConv3d,
     WanDecoder3d,
+    WanResample,
     WanResidualBlock,
     WanResidualUpBlock,
     WanRMS_norm,
@@ -851,13 +852,26 @@ def test_fused_dup_up3d_adds_keep_the_bits(monkeypatch):
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
     frames = 3
     omni, outputs, counts = epilogue_decodes(monkeypatch, "wan2.2-tiny", "FUSED_DUP_UP3D_ADDS", frames,
-                                             lambda residual, residual_bias, dup: bool(dup))
+                                             lambda residual, residual_bias, dup: "dup_factor_t" in dup)
     upsampling = sum(isinstance(m, WanResidualUpBlock) and m.upsampler is not None and m.avg_shortcut is not None
                      for m in omni.decoder.modules())
     assert upsampling and counts[False] == 0
     assert counts[True] == upsampling * frames
     assert len(dup_adds) == upsampling * frames  # all in the decode with the switch off
     assert dup_adds.count(True) == upsampling  # the first chunk's, without their first duplicated frames
+    assert torch.equal(outputs[True], outputs[False])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_interleaved_time_conv_outputs_keep_the_bits(arch, monkeypatch):
+    """INTERLEAVED_TIME_CONV_OUTPUTS: a temporal upsampler's time conv epilogue writes its two channel halves
+    interleaved along the frames, where stock reshapes and stacks them: the same tensor (every later chunk's)."""
+    frames = 3
+    omni, outputs, counts = epilogue_decodes(monkeypatch, arch, "INTERLEAVED_TIME_CONV_OUTPUTS", frames,
+                                             lambda residual, residual_bias, dup: dup.get("frame_groups", 1) == 2)
+    temporal = sum(isinstance(m, WanResample) and m.mode == "upsample3d" for m in omni.decoder.modules())
+    assert temporal and counts[False] == 0
+    assert counts[True] == temporal * (frames - 1)  # the first chunk has no time conv
     assert torch.equal(outputs[True], outputs[False])
 
 
@@ -1683,11 +1697,13 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops._backend", "GRID_YZ_LIMIT", 0),
         ("torch_wanops.decoder", "EPILOGUE_NORMS", False),
         ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", False),
+        ("torch_wanops.decoder", "INTERLEAVED_TIME_CONV_OUTPUTS", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
-         "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs", "aten-reduced-upsampler-outputs"],
+         "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs", "aten-reduced-upsampler-outputs",
+         "stacked-time-conv-outputs"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -62,6 +62,7 @@ AUTOGRAD_DISPATCH_VARIANT = "wanops-eager-autograd-dispatch"
 FLAT_GRID_VARIANT = "wanops-eager-flat-grid"
 ATEN_REDUCED_BLOCK_OUTPUTS_VARIANT = "wanops-eager-aten-reduced-block-outputs"
 ATEN_REDUCED_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-aten-reduced-upsampler-outputs"
+STACKED_TIME_CONV_OUTPUTS_VARIANT = "wanops-eager-stacked-time-conv-outputs"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -87,6 +88,7 @@ LEVER_SWITCHES = {
     FLAT_GRID_VARIANT: ("torch_wanops._backend", "GRID_YZ_LIMIT", 0),
     ATEN_REDUCED_BLOCK_OUTPUTS_VARIANT: ("torch_wanops.decoder", "EPILOGUE_NORMS", False),
     ATEN_REDUCED_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", False),
+    STACKED_TIME_CONV_OUTPUTS_VARIANT: ("torch_wanops.decoder", "INTERLEAVED_TIME_CONV_OUTPUTS", False),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -31,6 +31,7 @@ LEVERS = (
     ("torch_wanops.decoder", "FUSED_SHORTCUT_BIASES", "CUDA, with FUSED_RESIDUAL_ADDS: the 1x1x1 shortcut convs' biases"),
     ("torch_wanops.decoder", "EPILOGUE_NORMS", "CUDA eager, with FUSED_RESIDUAL_ADDS and BATCHED_LATENT_STAGE: conv2 epilogues write the next norm's channel norm"),
     ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", "CUDA eager, with EPILOGUE_NORMS and FUSED_DUP_UP3D_ADDS: Wan2.2's upsampler epilogues write it too"),
+    ("torch_wanops.decoder", "INTERLEAVED_TIME_CONV_OUTPUTS", "CUDA eager, with CHANNELS_LAST_UNNORMED_CONVS: time conv epilogues write the frame interleave"),
     ("torch_wanops.decoder", "FUSED_UPSAMPLE", "every device and dtype; Conv2d layout as channels_last_convs"),
     ("torch_wanops.decoder", "FUSED_DUP_UP3D_ADDS", "CUDA, with CONTIGUOUS_UPSAMPLER_OUTPUTS: Wan2.2's DupUp3D shortcuts in the upsampler conv's bias pass"),
     ("torch_wanops.decoder", "FRAME_MAJOR_NORMS_STOCK_LAYOUT", "where a conv keeps stock's layout (CPU, refused geometries, lever off)"),

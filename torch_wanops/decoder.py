@@ -68,6 +68,7 @@ from torch_wanops.ops import (
     upsample_nearest_2x,
     wan_rms_norm,
 )
+from torch_wanops.ops.bias_add_contiguous import interleave_frame_groups
 from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
@@ -165,16 +166,19 @@ def _refreshes_in_place(cached: torch.Tensor | None, next_cache: torch.Tensor, f
 
 
 def causal_conv(
-    conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False
+    conv: nn.Module, x: torch.Tensor, feat_cache: FeatCache, feat_idx: list[int], channels_last_convs: bool = False,
+    frame_groups: int = 1,
 ) -> torch.Tensor:
     """A causal conv step without a norm in front (conv_in, a time conv), reading and refreshing its cache slot when
     there is a cache. With ``channels_last_convs`` and CHANNELS_LAST_UNNORMED_CONVS, eagerly and for a contiguous
     x, through the conv-layout lever (checked per geometry like the other convs); its output is stock's, contiguous,
-    either way."""
+    either way. With ``frame_groups`` the output's channel groups come interleaved along the frames
+    (``interleave_frame_groups``, as a temporal upsampler stacks its time conv's output), by the lever's bias
+    epilogue where INTERLEAVED_TIME_CONV_OUTPUTS lets it."""
     if not _fusable_conv(conv):
         if feat_cache is None:
-            return conv(x)
-        return _stock_cached_conv(conv, x, feat_cache, feat_idx)
+            return interleave_frame_groups(conv(x), frame_groups)
+        return interleave_frame_groups(_stock_cached_conv(conv, x, feat_cache, feat_idx), frame_groups)
     lever = (
         CHANNELS_LAST_UNNORMED_CONVS and not torch.compiler.is_compiling()
         and _lever_conv(conv, x, channels_last_convs) and _dense_layout(x) == torch.contiguous_format
@@ -186,10 +190,12 @@ def causal_conv(
     )]
     del x
     if channels_last:
-        return _channels_last_conv(conv, conv_input.pop)
+        if INTERLEAVED_TIME_CONV_OUTPUTS:
+            return _channels_last_conv(conv, conv_input.pop, frame_groups=frame_groups)
+        return interleave_frame_groups(_channels_last_conv(conv, conv_input.pop), frame_groups)
     # The cache of a geometry refused on its first call is channels-last; stock's input of a contiguous x is contiguous.
     padded = conv_input.pop()
-    return nn.Conv3d.forward(conv, padded.contiguous() if lever else padded)
+    return interleave_frame_groups(nn.Conv3d.forward(conv, padded.contiguous() if lever else padded), frame_groups)
 
 
 def _fusable_norm(norm: nn.Module, x: torch.Tensor, images: bool = False) -> bool:
@@ -378,6 +384,11 @@ EPILOGUE_NORMS = True
 # 1024-channel one's norm ATen splits). On the H200 (gpu-logs/session43/D, bf16, 2 frames) 0.159 ms against 0.152 ms
 # for the plain epilogue and 0.068 ms for ATen's norm of its output.
 DUP_UP3D_EPILOGUE_NORMS = True
+
+# A temporal upsampler's time conv on the conv-layout lever (CHANNELS_LAST_UNNORMED_CONVS) has its bias epilogue
+# write the output with its two channel halves already interleaved along the frames (bias_add_contiguous's
+# frame_groups), where stock reshapes it and torch.stack copies it: the same tensor, one pass over it less.
+INTERLEAVED_TIME_CONV_OUTPUTS = True
 
 
 class EpilogueNorms:
@@ -572,6 +583,7 @@ def _channels_last_conv(
     raw_output: bool = False,
     tf32_grid_input: bool = False,
     writes_norm: bool = False,
+    frame_groups: int = 1,
 ) -> torch.Tensor | RawConvOutput:
     """``conv(padded) + residual`` for ``padded = conv_input()`` channels-last, returned contiguous as stock's is.
 
@@ -591,7 +603,8 @@ def _channels_last_conv(
     is fp32 on the TF32 grid (TF32_GRID_CONV_INPUTS) and the conv is conv3d_chunked reading it as loaded.
     A DupUp3DShortcut ``residual`` (a resample Conv2d's, with ``frames``) is added to the 5-D output.
     With ``writes_norm`` a fused residual epilogue also writes its output's channel norm for the next norm
-    (EPILOGUE_NORMS).
+    (EPILOGUE_NORMS). With ``frame_groups`` (a Conv3d without residual or raw output) the output's channel groups
+    come interleaved along the frames (``interleave_frame_groups``), the lever's bias epilogue writing them so.
     """
     padded = conv_input()
     if isinstance(residual, DupUp3DShortcut):
@@ -601,13 +614,13 @@ def _channels_last_conv(
     # A shortcut of another dtype (a hooked shortcut conv, say) gets stock's promoting add.
     fuse = fusable and residual is not None and _shortcut_dtype(residual) == padded.dtype
 
-    def bias_epilogue(out: torch.Tensor, fused: bool) -> torch.Tensor:
+    def bias_epilogue(out: torch.Tensor, fused: bool, groups: int = 1) -> torch.Tensor:
         shortcut = residual if fused else None
         if out.dim() == 5:
             if isinstance(shortcut, RawConvOutput):  # the shortcut conv's bias is added here too
                 return _residual_epilogue(out, conv.bias, shortcut.raw, shortcut.bias, writes_norm)
             if shortcut is None:
-                return bias_add_contiguous(out, conv.bias)
+                return bias_add_contiguous(out, conv.bias, frame_groups=groups)
             return _residual_epilogue(out, conv.bias, shortcut, None, writes_norm)
         if isinstance(shortcut, DupUp3DShortcut):  # fused only with frames and CONTIGUOUS_UPSAMPLER_OUTPUTS
             return _residual_epilogue(_frames_to_5d(out, frames), conv.bias, shortcut.source, None,
@@ -628,7 +641,7 @@ def _channels_last_conv(
     def lever_output(out: torch.Tensor) -> torch.Tensor | RawConvOutput:
         if raw_output and residual is None and out.dim() == 5:
             return RawConvOutput(out, conv.bias)
-        return _add_residual(bias_epilogue(out, fuse), None if fuse else residual)
+        return _add_residual(bias_epilogue(out, fuse, frame_groups), None if fuse else residual)
 
     key = _conv_geometry(conv, tuple(padded.shape), padded.dtype, padded.device)
     compiling = torch.compiler.is_compiling()
@@ -648,7 +661,7 @@ def _channels_last_conv(
     if not verdict:
         # A refused geometry's channels-last input goes as soon as its stock-layout copy exists.
         padded = padded.contiguous()
-        return _add_residual(stock_layout(padded), residual)
+        return interleave_frame_groups(_add_residual(stock_layout(padded), residual), frame_groups)
     # A graph takes a recorded verdict as it stands: an eager call found the op taking this geometry.
     if compiling:
         chunked_verdict = recorded[1] if CHUNKED_CONVS else None
@@ -1474,7 +1487,6 @@ def resample(
     the sum's channel norm written for the next norm if ``writes_norm`` (upsample_conv)."""
     if not walkable(module, WanResample) or module.mode not in ("upsample2d", "upsample3d"):
         return _add_residual(module(x, feat_cache=feat_cache, feat_idx=feat_idx), shortcut)
-    batch, channels, frames, height, width = x.shape
     if module.mode == "upsample3d" and feat_cache is not None:
         idx = feat_idx[0]
         if feat_cache[idx] is None:
@@ -1484,10 +1496,8 @@ def resample(
             feat_cache[idx] = _zero_cache(x) if zero_rep else REP_MARKER
             feat_idx[0] += 1
         else:
-            x = causal_conv(module.time_conv, x, feat_cache, feat_idx, channels_last_convs)
-            x = x.reshape(batch, 2, channels, frames, height, width)
-            x = torch.stack((x[:, 0, :, :, :, :], x[:, 1, :, :, :, :]), 3)
-            x = x.reshape(batch, channels, frames * 2, height, width)
+            # Stock's reshape of the time conv's 2C channels into two halves, stacked along the frames.
+            x = causal_conv(module.time_conv, x, feat_cache, feat_idx, channels_last_convs, frame_groups=2)
     return upsample_conv(module.resample, x, channels_last_convs, shortcut, writes_norm)
 
 

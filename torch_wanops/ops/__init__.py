@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import torch
 
 # Importing these modules registers the wanops ops.
+from torch_wanops.ops._common import require_int
 from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.channels_last_copy import check_channels_last_copy_args
@@ -85,7 +86,7 @@ def rms_norm_cat_pad_5d(
 def bias_add_contiguous(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
     residual_bias: torch.Tensor | None = None, *, dup_factor_t: int = 1, dup_factor_s: int = 1,
-    dup_repeats: int = 1, dup_drop_first: bool = False,
+    dup_repeats: int = 1, dup_drop_first: bool = False, frame_groups: int = 1,
 ) -> torch.Tensor:
     """``x + bias.view(1, C, 1, 1, 1)`` (ATen's rounding), written contiguous whatever x's layout.
 
@@ -94,13 +95,16 @@ def bias_add_contiguous(
     residual is a conv's output without its bias): ``+ (residual + residual_bias.view(1, C, 1, 1, 1))``,
     that add rounded on its own too. With DupUp3D factors (not all 1) the residual is a DupUp3D
     source: ``+ DupUp3D(residual)`` as diffusers' ``DupUp3D(...)(residual, first_chunk=dup_drop_first)``
-    with ``factor_t``, ``factor_s`` and ``repeats`` computes it, read in place.
+    with ``factor_t``, ``factor_s`` and ``repeats`` computes it, read in place. With ``frame_groups`` G > 1 (no
+    residual): the sum's G channel groups interleaved along the frames, shape (B, C // G, G * T, H, W), as a Wan
+    temporal upsampler stacks its time conv's output.
     """
     if not torch.compiler.is_compiling():
         check_bias_add_contiguous_types(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
                                         dup_drop_first)
+        require_int(frame_groups, "frame_groups")
     return torch.ops.wanops.bias_add_contiguous(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s,
-                                                dup_repeats, dup_drop_first)
+                                                dup_repeats, dup_drop_first, frame_groups)
 
 
 def bias_add_contiguous_norm(

@@ -12,7 +12,12 @@ and a residual block's ``x + shortcut`` after it, hand on. With DupUp3D factors
 (``dup_factor_t``, ``dup_factor_s``, ``dup_repeats``, ``dup_drop_first``; all 1 and False by
 default, the identity) the residual is a DupUp3D source and the spec is
 ``((x + bias) + DupUp3D(residual)).contiguous()``: a Wan2.2 up block's shortcut added in the
-bias pass of the conv before it, without the shortcut or the biased conv output in memory.
+bias pass of the conv before it, without the shortcut or the biased conv output in memory. With
+``frame_groups`` G > 1 (no residual) the result is laid out as a Wan temporal upsampler lays out its
+time conv's output: the C channels are G groups whose frames interleave, and the spec is
+``(x + bias).view(B, G, C // G, T, H, W)`` with each group's frame ``t`` at frame ``G * t + i``:
+shape ``(B, C // G, G * T, H, W)``, contiguous (stock's ``torch.stack`` of the groups along a new
+frame axis, then its reshape), without the stack's copy.
 
 ``wanops::bias_add_contiguous_norm`` (same arguments) returns that tensor and its fp32 L2
 norm over channels, shape ``(B, 1, T, H, W)``, in ``channel_norm_kernel``'s order with one block
@@ -88,10 +93,32 @@ def check_bias_add_contiguous_args(x: torch.Tensor, bias: torch.Tensor, residual
                                 main_name="x", source_name="residual", factor_prefix="dup_")
 
 
+def check_frame_groups(x: torch.Tensor, residual: torch.Tensor | None, frame_groups: object) -> None:
+    """``frame_groups``: a positive int dividing x's channels, and 1 with a residual."""
+    require_int(frame_groups, "frame_groups")
+    if frame_groups < 1:
+        raise ValueError(f"frame_groups must be positive, got {frame_groups}")
+    if frame_groups > 1 and residual is not None:
+        raise ValueError("frame_groups cannot be combined with a residual")
+    if x.dim() == 5 and x.shape[1] % frame_groups:
+        raise ValueError(f"frame_groups={frame_groups} must divide x's {x.shape[1]} channels")
+
+
+def interleave_frame_groups(x: torch.Tensor, frame_groups: int) -> torch.Tensor:
+    """(B, G * C, T, H, W) as (B, C, G * T, H, W), group i's frame t at frame G * t + i: stock's temporal upsampler
+    (its reshape, ``torch.stack`` of the groups along dim 3 and reshape), a contiguous copy."""
+    if frame_groups == 1:
+        return x
+    batch, channels, frames, height, width = x.shape
+    groups = x.reshape(batch, frame_groups, channels // frame_groups, frames, height, width)
+    return torch.stack([groups[:, i] for i in range(frame_groups)], 3).reshape(
+        batch, channels // frame_groups, frames * frame_groups, height, width)
+
+
 def bias_add_contiguous_reference(
     x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None = None,
     residual_bias: torch.Tensor | None = None, dup_factor_t: int = 1, dup_factor_s: int = 1, dup_repeats: int = 1,
-    dup_drop_first: bool = False,
+    dup_drop_first: bool = False, frame_groups: int = 1,
 ) -> torch.Tensor:
     total = x + bias.view(1, -1, 1, 1, 1)
     if residual is not None:
@@ -100,13 +127,19 @@ def bias_add_contiguous_reference(
         if not _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats):
             residual = dup_up3d(residual, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first)
         total = total + residual
-    return total.contiguous()
+    return interleave_frame_groups(total, frame_groups).contiguous()
+
+
+def _output_shape(x: torch.Tensor, frame_groups: int) -> tuple[int, ...]:
+    batch, channels, frames, height, width = x.shape
+    return batch, channels // frame_groups, frames * frame_groups, height, width
 
 
 def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, residual_bias: torch.Tensor | None,
-            dup_factor_t: int, dup_factor_s: int, dup_repeats: int, dup_drop_first: bool) -> torch.Tensor:
+            dup_factor_t: int, dup_factor_s: int, dup_repeats: int, dup_drop_first: bool,
+            frame_groups: int) -> torch.Tensor:
     batch, channels, frames, height, width = x.shape
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    out = torch.empty(_output_shape(x, frame_groups), dtype=x.dtype, device=x.device)
     if out.numel() == 0:
         return out
     # Without a residual (bias) the kernel never reads residual_ptr (residual_bias_ptr); x (bias) stands in.
@@ -132,6 +165,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
             FACTOR_T=dup_factor_t,
             FACTOR_S=dup_factor_s,
             REPEATS=dup_repeats,
+            FRAME_GROUPS=frame_groups,
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,
             BLOCK_W=block_w,
@@ -143,26 +177,28 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
 torch.library.define(
     "wanops::bias_add_contiguous",
     "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None, int dup_factor_t=1, "
-    "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False) -> Tensor",
+    "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False, int frame_groups=1) -> Tensor",
 )
 
 
 @torch.library.impl("wanops::bias_add_contiguous", "default")
 def _bias_add_contiguous_impl(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
-                              dup_repeats=1, dup_drop_first=False):
+                              dup_repeats=1, dup_drop_first=False, frame_groups=1):
     args = (x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats, dup_drop_first)
     check_bias_add_contiguous_args(*args)
+    check_frame_groups(x, residual, frame_groups)
     if _backend.uses_kernel(x, _kernels):
-        return _launch(*args)
-    return bias_add_contiguous_reference(*args)
+        return _launch(*args, frame_groups)
+    return bias_add_contiguous_reference(*args, frame_groups)
 
 
 @torch.library.register_fake("wanops::bias_add_contiguous")
 def _bias_add_contiguous_fake(x, bias, residual=None, residual_bias=None, dup_factor_t=1, dup_factor_s=1,
-                              dup_repeats=1, dup_drop_first=False):
+                              dup_repeats=1, dup_drop_first=False, frame_groups=1):
     check_bias_add_contiguous_args(x, bias, residual, residual_bias, dup_factor_t, dup_factor_s, dup_repeats,
                                    dup_drop_first)
-    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    check_frame_groups(x, residual, frame_groups)
+    return torch.empty(_output_shape(x, frame_groups), dtype=x.dtype, device=x.device)
 
 
 def _setup_context(ctx, inputs, output):
@@ -170,15 +206,21 @@ def _setup_context(ctx, inputs, output):
     ctx.residual_shape = None if residual is None else tuple(residual.shape)
     ctx.has_residual_bias = residual_bias is not None
     ctx.dup_factors = tuple(inputs[4:8])
+    ctx.frame_groups = inputs[8]
 
 
 def _backward(ctx, grad):
+    if ctx.frame_groups > 1:  # back to x's (B, G * C, T, H, W): group i's frames are the output's i, G + i, ...
+        batch, channels, frames, height, width = grad.shape
+        groups = ctx.frame_groups
+        grad = grad.reshape(batch, channels, frames // groups, groups, height, width).permute(0, 3, 1, 2, 4, 5).reshape(
+            batch, channels * groups, frames // groups, height, width)
     bias_grad = grad.sum(dim=(0, 2, 3, 4))
     residual_grad = None
     if ctx.residual_shape is not None:
         identity = _is_identity_dup(*ctx.dup_factors[:3])
         residual_grad = grad if identity else dup_up3d_source_grad(grad, ctx.residual_shape, *ctx.dup_factors)
-    return (grad, bias_grad, residual_grad, bias_grad if ctx.has_residual_bias else None) + (None,) * 4
+    return (grad, bias_grad, residual_grad, bias_grad if ctx.has_residual_bias else None) + (None,) * 5
 
 
 torch.library.register_autograd("wanops::bias_add_contiguous", _backward, setup_context=_setup_context)
