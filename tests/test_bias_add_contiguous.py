@@ -238,8 +238,9 @@ def test_compile_fullgraph_matches_eager(dynamic):
     torch._dynamo.reset()
 
     def epilogue(x, bias, shortcut, source):
-        return bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut) + bias_add_contiguous(
+        total = bias_add_contiguous(x * 2, bias) + bias_add_contiguous(x, bias, shortcut) + bias_add_contiguous(
             x, bias, shortcut, bias * 3) + bias_add_contiguous(x, bias, source, dup_factor_t=2, dup_repeats=2)
+        return total, bias_add_contiguous(x, bias, frame_groups=3) * 2
 
     compiled = torch.compile(epilogue, fullgraph=True, dynamic=dynamic, backend="inductor")
     for width in (5, 7):
@@ -247,8 +248,8 @@ def test_compile_fullgraph_matches_eager(dynamic):
         bias = torch.randn(3)
         shortcut = make_layout(torch.randn(1, 3, 2, 4, width), "permuted")
         source = torch.randn(1, 3, 1, 4, width)
-        expected, got = epilogue(x, bias, shortcut, source), compiled(x, bias, shortcut, source)
-        assert torch.equal(got, expected) and got.stride() == expected.stride()
+        for got, expected in zip(compiled(x, bias, shortcut, source), epilogue(x, bias, shortcut, source)):
+            assert torch.equal(got, expected) and got.stride() == expected.stride()
 
 
 INVALID = [
