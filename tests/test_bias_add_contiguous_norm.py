@@ -254,25 +254,36 @@ import itertools, sys
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from torch_wanops.csrc_triton.bias_add_contiguous import bias_add_norm_kernel as kernel
+from torch_wanops.csrc_triton.bias_add_contiguous import bias_add_contiguous_kernel, bias_add_norm_kernel
+
+
+def compile_for_sm90(kernel, constants):
+    signature = {name: "constexpr" if name in constants else ("*fp32" if name == "norm_ptr" else "*bf16")
+                 if name.endswith("_ptr") else "i32" for name in kernel.arg_names}
+    triton.compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
+                   options={"num_warps": 4})
+
 
 residuals = ((False, False, (1, 1, 1)), (True, False, (1, 1, 1)), (True, True, (1, 1, 1)), (True, False, (1, 2, 4)),
              (True, False, (2, 2, 2)))
 for groups, (residual, residual_bias, (factor_t, factor_s, repeats)), index64 in itertools.product(
         (1, 2, 4), residuals, (False, True)):
-    constants = dict(HAS_RESIDUAL=residual, HAS_RESIDUAL_BIAS=residual_bias, FACTOR_T=factor_t, FACTOR_S=factor_s,
-                     REPEATS=repeats, INDEX64=index64, GROUPS=groups, BLOCK_W=32)
-    signature = {name: "constexpr" if name in constants else ("*fp32" if name == "norm_ptr" else "*bf16")
-                 if name.endswith("_ptr") else "i32" for name in kernel.arg_names}
-    triton.compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
-                   options={"num_warps": 4})
+    compile_for_sm90(bias_add_norm_kernel, dict(
+        HAS_RESIDUAL=residual, HAS_RESIDUAL_BIAS=residual_bias, FACTOR_T=factor_t, FACTOR_S=factor_s,
+        REPEATS=repeats, INDEX64=index64, GROUPS=groups, BLOCK_W=32))
+# bias_add_contiguous_kernel's time conv interleave (frame groups), which only it takes.
+for frame_groups, index64 in itertools.product((2, 3), (False, True)):
+    compile_for_sm90(bias_add_contiguous_kernel, dict(
+        HAS_RESIDUAL=False, HAS_RESIDUAL_BIAS=False, FACTOR_T=1, FACTOR_S=1, REPEATS=1, FRAME_GROUPS=frame_groups,
+        INDEX64=index64, BLOCK_C=128, BLOCK_W=128))
 print("compiled")
 """
 
 
 def test_every_kernel_variant_compiles_for_sm90():
-    """Triton's compiler, not the interpreter, on each constexpr variant (no GPU needed): the interpreter runs a
-    kernel as Python, and once ran a branch the compiler rejects (session 42, two channel groups a step)."""
+    """Triton's compiler, not the interpreter, on each constexpr variant of bias_add_norm_kernel and on
+    bias_add_contiguous_kernel's frame-group ones (no GPU needed): the interpreter runs a kernel as Python, and once
+    ran a branch the compiler rejects (session 42, two channel groups a step)."""
     import os
     import subprocess
     import sys
