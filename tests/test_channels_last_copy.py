@@ -162,6 +162,77 @@ def test_decode_keeps_one_copy_of_each_small_weight(monkeypatch):
         assert decoder_module._conv_weight_for(small, padded) is small
 
 
+def test_decode_keeps_the_per_chunk_weights_first_large_ones_too(monkeypatch):
+    """The per-chunk stages' weights are kept whatever their size (a large one copied once, by channels_last_copy),
+    in their order while they fit in PER_CHUNK_WEIGHT_COPY_BYTES, without spending the other weights' budget; a
+    large weight outside them is copied on every call; with PER_CHUNK_WEIGHT_COPIES off none is preferred."""
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))  # the rule, not a GPU, is under test
+    copied = []
+    monkeypatch.setattr(decoder_module, "channels_last_copy", lambda w: copied.append(w) or channels_last_of(w))
+    large, large_other, small, small_other, over = (torch.randn(shape) for shape in (
+        (6, 3, 3, 3, 3), (7, 3, 3, 3, 3), (4, 3, 3, 3, 3), (5, 3, 3, 3, 3), (3, 3, 3, 3, 3)))
+    monkeypatch.setattr(decoder_module, "_COPIED_WEIGHT_ELEMENTS", large.numel())
+    padded = torch.ones(1, 3, 4, 5, 6).contiguous(memory_format=torch.channels_last_3d)
+    monkeypatch.setattr(decoder_module, "DECODE_WEIGHT_COPY_BYTES", small_other.numel() * 4)
+    monkeypatch.setattr(decoder_module, "PER_CHUNK_WEIGHT_COPY_BYTES", (large.numel() + small.numel()) * 4)
+    with decoder_module.weight_copies_kept([large, small, over]):
+        copy = decoder_module._conv_weight_for(large, padded)
+        assert torch.equal(copy, large) and copy.stride() == channels_last_of(large).stride() and copied == [large]
+        assert decoder_module._conv_weight_for(large, padded) is copy and copied == [large]
+        small_copy = decoder_module._conv_weight_for(small, padded)
+        assert small_copy is not small and decoder_module._conv_weight_for(small, padded) is small_copy
+        other_copy = decoder_module._conv_weight_for(small_other, padded)  # the other budget, untouched
+        assert other_copy is not small_other and torch.equal(other_copy, small_other)
+        assert decoder_module._conv_weight_for(over, padded) is over  # past the per-chunk budget, and the other's
+        for _ in range(2):  # a large weight outside them: channels_last_copy on every call
+            assert decoder_module._conv_weight_for(large_other, padded) is not large_other
+        assert copied == [large, large_other, large_other]
+        with torch.no_grad():
+            large.add_(1.0)  # changed in place: copied again
+        changed = decoder_module._conv_weight_for(large, padded)
+        assert changed is not copy and torch.equal(changed, large) and copied[-1] is large
+    monkeypatch.setattr(decoder_module, "PER_CHUNK_WEIGHT_COPIES", False)
+    copied.clear()
+    with decoder_module.weight_copies_kept([large, small]):
+        for _ in range(2):
+            assert decoder_module._conv_weight_for(large, padded) is not large
+        assert copied == [large, large]
+
+
+@pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
+@pytest.mark.parametrize("through_second_up_block", [True, False], ids=["second-up-block", "first-up-block"])
+def test_per_chunk_conv_weights_are_the_ones_every_later_chunk_runs(arch, through_second_up_block, monkeypatch):
+    """per_chunk_conv_weights names exactly the conv weights _decode_after_latent_stage computes with (recorded at
+    every conv call of a decode), once each, whichever up block the latent stage ends at."""
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", through_second_up_block)
+    in_later_stages, used, stage_blocks = [False], {}, []
+    for conv_class in (torch.nn.Conv2d, torch.nn.Conv3d):
+        def recording_conv(self, x, weight, bias, conv=conv_class._conv_forward):
+            if in_later_stages[0]:
+                used[id(weight)] = weight
+            return conv(self, x, weight, bias)
+
+        monkeypatch.setattr(conv_class, "_conv_forward", recording_conv)
+    later_stages = decoder_module.OmniWanDecoder._decode_after_latent_stage
+
+    def recording_later_stages(self, *args, **kwargs):
+        stage_blocks.append(args[-1])
+        in_later_stages[0] = True
+        try:
+            return later_stages(self, *args, **kwargs)
+        finally:
+            in_later_stages[0] = False
+
+    monkeypatch.setattr(decoder_module.OmniWanDecoder, "_decode_after_latent_stage", recording_later_stages)
+    vae = decoder_module.OmniAutoencoderKLWan(**CONFIGS[arch]).eval()
+    with torch.no_grad():
+        vae.decoder.decode_latents(vae.post_quant_conv(torch.randn(1, 4, 3, 4, 4)), [None] * 64)
+    assert stage_blocks == [2 if through_second_up_block else 1] * 2
+    weights = decoder_module.per_chunk_conv_weights(vae.decoder, stage_blocks[0])
+    assert len({id(weight) for weight in weights}) == len(weights) == len(used)
+    assert all(used.get(id(weight)) is weight for weight in weights)
+
+
 def test_decode_latents_keeps_weight_copies_for_its_frames(monkeypatch):
     """decode_latents runs every chunk inside one weight_copies_kept block, and leaves it when it returns."""
     seen = []
@@ -199,6 +270,8 @@ def test_wan22_decode_copies_its_large_weights_on_cuda(dtype, monkeypatch):
     assert_same_decode(stock, omni, real_or_tiny_latents("wan2.2", dtype))
     assert (1024, 1024, 3, 3, 3) in copied
     assert all(torch.Size(shape).numel() >= decoder_module._COPIED_WEIGHT_ELEMENTS for shape in copied)
+    # The per-chunk stages' large weights (five 512 -> 512 convs) are copied once for the decode, not per chunk.
+    assert copied.count((512, 512, 3, 3, 3)) == 5 and copied.count((512, 1024, 3, 3, 3)) == 1
 
 
 def test_a_weight_goes_as_it_is_where_aten_calls_the_input_contiguous(monkeypatch):

@@ -1698,12 +1698,13 @@ def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
         ("torch_wanops.decoder", "EPILOGUE_NORMS", False),
         ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", False),
         ("torch_wanops.decoder", "INTERLEAVED_TIME_CONV_OUTPUTS", False),
+        ("torch_wanops.decoder", "PER_CHUNK_WEIGHT_COPIES", False),
     ],
     ids=["computed-silu", "stock-norm-inputs", "unfused-residual-adds", "stock-upsample", "frame-major-upsampler-outputs",
          "biased-conv-outputs", "cudnn-convs", "aten-weight-copies", "separate-shortcut-biases", "separate-dup-up3d-adds",
          "unsplit-kernel-norms", "per-call-weight-copies", "stock-layout-unnormed-convs",
          "autograd-dispatch", "flat-grid", "aten-reduced-block-outputs", "aten-reduced-upsampler-outputs",
-         "stacked-time-conv-outputs"],
+         "stacked-time-conv-outputs", "first-come-weight-copies"],
 )
 def test_non_default_switches_decode_bit_exact_on_cuda(arch, module, switch, value, monkeypatch):
     """The fused norm computing SiLU instead of looking it up; the frame-major norms through stock's

@@ -43,6 +43,7 @@ LEVERS = (
     ("torch_wanops.decoder", "CHUNKED_CONVS", "CUDA bf16/fp16/TF32 fp32, with channels_last_convs: conv3d_chunked where it gives cuDNN's bits"),
     ("torch_wanops.decoder", "CHANNELS_LAST_WEIGHT_COPIES", "CUDA, with channels_last_convs: weights copied by channels_last_copy"),
     ("torch_wanops.decoder", "DECODE_WEIGHT_COPIES", "CUDA, with channels_last_convs and BATCHED_LATENT_STAGE: small weights copied once per decode"),
+    ("torch_wanops.decoder", "PER_CHUNK_WEIGHT_COPIES", "with DECODE_WEIGHT_COPIES: the per-chunk stages' weights kept first, large ones too"),
     ("torch_wanops.decoder", "DISPATCH_BELOW_AUTOGRAD", "with BATCHED_LATENT_STAGE: the frame loop's ops dispatched below the autograd layer"),
     ("torch_wanops._backend", "GRID_YZ_LIMIT", "line-tiled kernels on a 3-D grid up to this many lines and width blocks (0: a flat grid)"),
     ("torch_wanops.decoder", "TF32_GRID_CONV_INPUTS", "CUDA TF32 fp32, with CHUNKED_CONVS: the fused norm writes checked chunked convs' inputs on the TF32 grid"),

@@ -31,7 +31,7 @@ import re
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import torch
@@ -695,10 +695,18 @@ _COPIED_WEIGHT_ELEMENTS = 1 << 22
 # copies in a Wan2.2 bf16 480x832 decode, gpu-logs/session34/C), are copied once per decode instead:
 # decode_latents keeps a copy of each for its frame loop and drops them all when it returns. The copy is the
 # tensor ATen would make itself (``weight.contiguous(memory_format=...)``), so the bits cannot change. Up to
-# DECODE_WEIGHT_COPY_BYTES of copies per decode, first come first kept: all of Wan2.2's small weights (31 MB
-# in bf16) and part of Wan2.1's (140 MB in all), within the peak-memory target.
+# DECODE_WEIGHT_COPY_BYTES of copies per decode, first come first kept.
 DECODE_WEIGHT_COPIES = True
 DECODE_WEIGHT_COPY_BYTES = 64 << 20
+# Which weights are worth keeping is set by how often they are called: the stages every later chunk runs (the
+# last batched up block's upsampler, the up blocks after it, the head) call theirs once per latent frame, the
+# batched latent stage once per group of frames. First come, the latent stage's (met first, in frame 0's walk)
+# spent the budget: Wan2.1's per-chunk weights went uncopied, and Wan2.2's large ones went through
+# channels_last_copy on every call (~160 calls, ~0.002 s of a bf16 480x832 decode, gpu-logs/session43/A). So the
+# per-chunk stages' weights are kept first, large ones too, up to PER_CHUNK_WEIGHT_COPY_BYTES (Wan2.2's are 154
+# MiB in bf16, Wan2.1's 18 MiB: the peak-memory target has room for them); the budget above is for the rest.
+PER_CHUNK_WEIGHT_COPIES = True
+PER_CHUNK_WEIGHT_COPY_BYTES = 192 << 20
 
 
 def version_counter(tensor: torch.Tensor) -> int | None:
@@ -708,27 +716,40 @@ def version_counter(tensor: torch.Tensor) -> int | None:
 
 
 class DecodeWeightCopies:
-    """The channels-last copies of small conv weights one decode keeps (DECODE_WEIGHT_COPIES), by weight.
+    """The channels-last copies of conv weights one decode keeps (DECODE_WEIGHT_COPIES), by weight.
 
-    A copy is handed on only while its weight is unchanged (the same tensor at the same version counter);
-    a weight changed in place during the decode is copied again.
+    The ``per_chunk`` weights (PER_CHUNK_WEIGHT_COPIES) are kept whatever their size, in their order while they
+    fit in ``per_chunk_budget_bytes``; other small ones first come, within ``budget_bytes``. A copy is handed on
+    only while its weight is unchanged (the same tensor at the same version counter); a weight changed in place
+    during the decode is copied again.
     """
 
-    def __init__(self, budget_bytes: int) -> None:
-        self.copies: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
+    def __init__(
+        self, budget_bytes: int, per_chunk: Iterable[torch.Tensor] = (), per_chunk_budget_bytes: int = 0
+    ) -> None:
+        self.copies: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
         self.bytes_left = budget_bytes
+        self.per_chunk: dict[int, torch.Tensor] = {}
+        for weight in per_chunk:
+            size = weight.numel() * weight.element_size()
+            if size <= per_chunk_budget_bytes and id(weight) not in self.per_chunk:
+                per_chunk_budget_bytes -= size
+                self.per_chunk[id(weight)] = weight
 
-    def copy_of(self, weight: torch.Tensor, layout: torch.memory_format) -> torch.Tensor:
-        """``weight`` laid out in ``layout``, kept for the next call; the weight itself once the budget is spent."""
+    def copy_of(self, weight: torch.Tensor, layout: torch.memory_format) -> torch.Tensor | None:
+        """``weight`` laid out in ``layout``, kept for the next call; None for a weight this decode does not keep."""
         kept = self.copies.get(id(weight))
         if kept is not None and kept[0] is weight and kept[1] == version_counter(weight):
             return kept[2]
-        size = weight.numel() * weight.element_size()
-        if kept is None:
-            if size > self.bytes_left:
-                return weight
+        large = weight.numel() >= _COPIED_WEIGHT_ELEMENTS
+        if kept is None and self.per_chunk.get(id(weight)) is not weight:
+            size = weight.numel() * weight.element_size()
+            if large or size > self.bytes_left:
+                return None
             self.bytes_left -= size
-        copy = weight.contiguous(memory_format=layout)
+        # A large weight's copy by channels_last_copy, as it would be per call: the same tensor, faster.
+        copy = channels_last_copy(weight) if large and CHANNELS_LAST_WEIGHT_COPIES else weight.contiguous(
+            memory_format=layout)
         self.copies[id(weight)] = (weight, version_counter(weight), copy)
         return copy
 
@@ -756,18 +777,33 @@ def dispatch_below_autograd() -> contextlib.AbstractContextManager:
 
 
 @contextlib.contextmanager
-def weight_copies_kept() -> Iterator[None]:
-    """Within the block, small conv weights are copied channels-last once (DECODE_WEIGHT_COPIES), not per call."""
-    token = _decode_weight_copies.set(DecodeWeightCopies(DECODE_WEIGHT_COPY_BYTES) if DECODE_WEIGHT_COPIES else None)
+def weight_copies_kept(per_chunk: Iterable[torch.Tensor] = ()) -> Iterator[None]:
+    """Within the block, conv weights are copied channels-last once (DECODE_WEIGHT_COPIES), not per call: the
+    ``per_chunk`` ones first (PER_CHUNK_WEIGHT_COPIES), then other small ones."""
+    copies = None
+    if DECODE_WEIGHT_COPIES:
+        copies = DecodeWeightCopies(DECODE_WEIGHT_COPY_BYTES, per_chunk if PER_CHUNK_WEIGHT_COPIES else (),
+                                    PER_CHUNK_WEIGHT_COPY_BYTES)
+    token = _decode_weight_copies.set(copies)
     try:
         yield
     finally:
         _decode_weight_copies.reset(token)
 
 
+def per_chunk_conv_weights(decoder: nn.Module, up_blocks: int) -> list[torch.Tensor]:
+    """The conv weights of what _decode_after_latent_stage runs for every later chunk after a stage through
+    ``up_blocks`` up blocks: the last such block's modules past its residual blocks, the later up blocks, the
+    head; in module order."""
+    last = decoder.up_blocks[up_blocks - 1]
+    modules = [child for name, child in last.named_children() if name != "resnets"]
+    modules += [*decoder.up_blocks[up_blocks:], decoder.conv_out]
+    return [conv.weight for module in modules for conv in module.modules() if isinstance(conv, nn.modules.conv._ConvNd)]
+
+
 def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor:
-    """The weight to hand a conv of ``padded``: where ATen would copy it channels-last itself, channels_last_copy's
-    (large weights) or the decode's kept copy (small ones, inside weight_copies_kept)."""
+    """The weight to hand a conv of ``padded``: where ATen would copy it channels-last itself, the decode's kept
+    copy (inside weight_copies_kept), else channels_last_copy's (large weights) or the weight (ATen copies it)."""
     layout = channels_last_format(padded)
     if not (
         padded.is_cuda
@@ -781,10 +817,13 @@ def _conv_weight_for(weight: torch.Tensor, padded: torch.Tensor) -> torch.Tensor
         and not weight.is_contiguous(memory_format=layout)
     ):
         return weight
-    if weight.numel() >= _COPIED_WEIGHT_ELEMENTS:
-        return channels_last_copy(weight) if CHANNELS_LAST_WEIGHT_COPIES else weight
     copies = None if torch.compiler.is_compiling() else _decode_weight_copies.get()
-    return weight if copies is None else copies.copy_of(weight, layout)
+    kept = None if copies is None else copies.copy_of(weight, layout)
+    if kept is not None:
+        return kept
+    if weight.numel() >= _COPIED_WEIGHT_ELEMENTS and CHANNELS_LAST_WEIGHT_COPIES:
+        return channels_last_copy(weight)
+    return weight
 
 
 def _chunked_conv(
@@ -1894,13 +1933,14 @@ class OmniWanDecoder(WanDecoder3d):
     def decode_latents(self, x: torch.Tensor, feat_cache: list[Any]) -> torch.Tensor:
         """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
         (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
-        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Small
-        conv weights are copied channels-last once for all the frames (weight_copies_kept), conv2 epilogues hand
+        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Conv
+        weights are copied channels-last once for all the frames (weight_copies_kept), conv2 epilogues hand
         their outputs' channel norms to the next norm (epilogue_norms_kept), and the ops dispatched below the
         autograd layer (dispatch_below_autograd)."""
         channels_last = self.channels_last_convs and not is_channels_last(x)
         up_blocks = stage_up_blocks(self, x)
-        with weight_copies_kept(), epilogue_norms_kept(), dispatch_below_autograd():
+        with weight_copies_kept(per_chunk_conv_weights(self, up_blocks)), epilogue_norms_kept(), \
+                dispatch_below_autograd():
             outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
             for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
                 stage = _latent_stage_frames(
