@@ -586,6 +586,22 @@ def test_channels_last_convs_on_cuda(arch, dtype, monkeypatch):
         assert all(must_pass.values()), {key: ok for key, ok in must_pass.items() if not ok}
 
 
+@cuda
+@pytest.mark.parametrize("shape", [(4, 512, 360, 640), (1, 512, 360, 640)], ids=["later-chunk", "first-chunk"])
+def test_wan22_720p_upsampler_conv2d_takes_the_lever_on_cuda(shape, monkeypatch):
+    """Wan2.2 720x1280's last upsampler Conv2d: channels-last, cuDNN runs another output tile than in stock's layout
+    (adding in the same order, summation_orders); the check takes the lever, with stock's bits."""
+    monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(512, 512, 3, padding=1).to("cuda", torch.bfloat16)
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        expected = conv(x)
+        out = decoder_module._channels_last_conv(conv, lambda: x.contiguous(memory_format=torch.channels_last))
+    assert list(decoder_module._channels_last_conv_verdicts.values()) == [True]
+    assert torch.equal(out, expected) and out.stride() == expected.stride()
+
+
 def test_conv_verdicts_are_kept_per_cudnn_setting(monkeypatch):
     """cuDNN off, deterministic algorithms (either switch) and benchmark mode each get verdicts of their own."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
@@ -1284,6 +1300,44 @@ ChunkedConv = decoder_module.ChunkedConv
 )
 def test_chunked_conv_needs_one_stock_kernel_of_the_chunk_order(kernels, in_order):
     assert decoder_module._sums_in_chunk_order(collections.Counter(kernels)) is in_order
+
+
+TALL_K_KERNEL = WIDE_K_KERNEL.replace("256x128x64", "128x256x64")  # Wan2.2 720x1280's upsampler Conv2d, channels-last
+
+
+@pytest.mark.parametrize(
+    "stock,lever,same_order",
+    [
+        (WIDE_K_KERNEL, WIDE_K_KERNEL, True),
+        (WIDE_K_KERNEL, TALL_K_KERNEL, True),  # another M x N tile, the same K steps one after the other
+        (FP16_CHUNKED_KERNEL, FP16_CHUNKED_KERNEL.replace("128x32x32", "64x64x32"), True),
+        (WIDE_K_KERNEL, WIDE_K_KERNEL.replace("128x64_", "128x32_"), False),  # another K step
+        (WIDE_K_KERNEL, TALL_K_KERNEL.replace("segment_k_off", "segment_k_on"), False),  # K split over CTAs
+        (WIDE_K_KERNEL, TALL_K_KERNEL.replace("warpgroupsize2x1x1", "warpgroupsize1x1x1"), False),
+        (TF32_CHUNKED_KERNEL, TF32_WIDE_KERNEL, False),  # TF32: names compared as they are
+        (BF16_CHUNKED_KERNEL, BF16_CHUNKED_KERNEL.replace("256x32x32", "128x64x32"), False),  # sm80: not covered
+    ],
+)
+def test_summation_orders_equal_only_kernels_that_differ_in_their_output_tile(stock, lever, same_order):
+    stock_kernels = collections.Counter({stock: 2, "Memset (Device)": 1})
+    lever_kernels = collections.Counter({lever: 2, "Memset (Device)": 1})
+    assert (decoder_module.summation_orders(stock_kernels) == decoder_module.summation_orders(lever_kernels)) is same_order
+    assert sum(decoder_module.summation_orders(stock_kernels).values()) == 3
+
+
+@pytest.mark.parametrize("lever_kernel,verdict", [(TALL_K_KERNEL, True), (TF32_WIDE_KERNEL, False)])
+def test_channels_last_conv_check_takes_kernels_that_add_in_stock_order(lever_kernel, verdict, monkeypatch):
+    """The conv-layout check takes a channels-last conv whose kernel differs from stock's in its output tile only
+    (then compares values), and refuses one that adds in another order without looking at values."""
+    monkeypatch.setattr(decoder_module, "_compares_kernels", lambda x: True)
+    kernels = [WIDE_K_KERNEL, lever_kernel]
+    monkeypatch.setattr(decoder_module, "_conv_kernels",
+                        lambda conv, x: (conv(x), collections.Counter({kernels.pop(0): 1})))
+    padded = torch.randn(2, 6, 5, 7).contiguous(memory_format=torch.channels_last)
+    epilogues = []
+    epilogue = lambda out: epilogues.append(out) or out.contiguous()  # noqa: E731
+    assert decoder_module._lever_gives_stock_bits(padded, torch.clone, torch.clone, epilogue, None) is verdict
+    assert not kernels and len(epilogues) == int(verdict)
 
 
 def test_chunked_conv_check_compares_the_same_values_and_needs_the_kernel_family(monkeypatch):
