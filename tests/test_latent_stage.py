@@ -139,51 +139,6 @@ def test_the_stage_runs_through_the_second_up_block_where_its_held_tensors_fit(m
     assert blocks("wan2.2", 480, 832) == 1
 
 
-@pytest.mark.parametrize(
-    "channels,columns,group",
-    [
-        (1024, 30 * 52, 5),  # Wan2.2 480x832: 16 blocks for 1 to 5 frames
-        (1024, 45 * 80, 4),  # Wan2.2 720x1280: 16 blocks for 1 to 4 frames, 15 for 5
-        (1024, 9000, 1),  # 16, 15, 11, 8, 6 blocks: no group keeps one frame's split
-        (384, 90 * 160, 5),  # Wan2.1 720x1280: no split at 384 channels
-    ],
-)
-def test_the_group_keeps_one_frames_norm_split(channels, columns, group):
-    """norm_split_group: the most frames (up to LATENT_STAGE_FRAMES) whose channel norm ATen splits over as many
-    blocks as one frame's, on an H200 (132 multiprocessors of 2048 threads)."""
-    assert decoder_module.norm_split_group(channels, columns, 132, 2048) == group
-    ctas = [decoder_module.aten_ctas_per_output(channels, frames * columns, 132, 2048) for frames in range(1, group + 1)]
-    assert ctas == ctas[:1] * group
-
-
-def test_decode_latents_runs_groups_of_the_norm_split_group(monkeypatch):
-    """decode_latents cuts the later frames into latent_stage_group's groups; CPU latents or the switch off take
-    LATENT_STAGE_FRAMES; CUDA latents the norm split's group for the decoder's latent channels and resolution."""
-    decoder = build_vae("wan2.2", vae_class=torch_wanops.OmniAutoencoderKLWan, device="meta").decoder
-    z = torch.empty(latent_shape("wan2.2", 720, 1280, 81), device="meta")
-    assert decoder_module.latent_stage_group(decoder, z) == decoder_module.LATENT_STAGE_FRAMES  # not CUDA
-    with monkeypatch.context() as cuda_like:
-        cuda_like.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
-        cuda_like.setattr(decoder_module, "multiprocessors_and_threads", lambda device: (132, 2048))
-        assert decoder_module.latent_stage_group(decoder, z) == 4
-        assert decoder_module.latent_stage_group(decoder, torch.empty(latent_shape("wan2.2", 480, 832, 81),
-                                                                      device="meta")) == 5
-        cuda_like.setattr(decoder_module, "LATENT_STAGE_GROUP_BY_NORM_SPLIT", False)
-        assert decoder_module.latent_stage_group(decoder, z) == decoder_module.LATENT_STAGE_FRAMES
-    # The loop's wiring, the stage accepted by hand in float64 (test_an_accepted_geometry_runs_the_stage_once_per_group).
-    stock, omni = (build_vae("wan2.2-tiny", dtype=torch.float64, vae_class=cls)
-                   for cls in (AutoencoderKLWan, torch_wanops.OmniAutoencoderKLWan))
-    monkeypatch.setattr(decoder_module, "_latent_stage_verdicts", collections_defaulting_to(True))
-    monkeypatch.setattr(decoder_module, "latent_stage_group", lambda decoder, x: 3)
-    calls = StageCalls(monkeypatch)
-    z = latents("wan2.2-tiny", torch.float64, "cpu", frames=8)
-    with torch.no_grad(), torch_wanops.reference_kernels():
-        expected = stock.decode(z, return_dict=False)[0]
-        got = omni.decode(z, return_dict=False)[0]
-    assert calls.frames == [3, 3, 1]
-    torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
-
-
 def test_a_stage_too_small_for_the_check_is_refused_unchecked(monkeypatch):
     monkeypatch.setattr(decoder_module, "LATENT_STAGE_MIN_ELEMENTS", 1 << 20)
     stock, omni = pair("wan2.1-tiny")

@@ -48,7 +48,6 @@ LEVERS = (
     ("torch_wanops._backend", "GRID_YZ_LIMIT", "line-tiled kernels on a 3-D grid up to this many lines and width blocks (0: a flat grid)"),
     ("torch_wanops.decoder", "TF32_GRID_CONV_INPUTS", "CUDA TF32 fp32, with CHUNKED_CONVS: the fused norm writes checked chunked convs' inputs on the TF32 grid"),
     ("torch_wanops.decoder", "BATCHED_LATENT_STAGE", "CUDA, no tiling or autograd: the latent stage on 5 frames per call, checked per geometry"),
-    ("torch_wanops.decoder", "LATENT_STAGE_GROUP_BY_NORM_SPLIT", "with BATCHED_LATENT_STAGE: fewer frames per call where 5 would split the latent norms otherwise than 1"),
     ("torch_wanops.decoder", "LATENT_STAGE_THROUGH_SECOND_UP_BLOCK", "with BATCHED_LATENT_STAGE, where each held tensor is <= STAGE_HELD_BYTES: the stage through the second up block's residual blocks"),
 )
 

@@ -73,14 +73,7 @@ from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops.dup_up3d_add import expected_main_shape
-from torch_wanops.ops.rms_norm_cat_pad_5d import (
-    aten_ctas_per_output,
-    chunk_ctas,
-    frame_chunks,
-    kernel_norm_is_atens,
-    multiprocessors_and_threads,
-    per_frame_chunk,
-)
+from torch_wanops.ops.rms_norm_cat_pad_5d import chunk_ctas, frame_chunks, kernel_norm_is_atens, per_frame_chunk
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import (
     aten_suggests_channels_last,
@@ -1740,22 +1733,15 @@ STAGE_HELD_BYTES = 128 << 20
 # batches (where it was measured); the CPU, valid but unsupported, runs stock's frame loop.
 LATENT_STAGE_MIN_ELEMENTS = 1 << 20
 LATENT_STAGE_DEVICES = frozenset({"cuda"})
-# A group's latent-resolution channel norms (the residual blocks' and the attention's) reduce all its frames'
-# columns in one call, which keeps the one-frame bits only where ATen splits a column's channels over as many
-# blocks for the group as for one frame (aten_ctas_per_output). Wan2.2 at 720x1280 (1024 channels, 45x80): 16 blocks
-# for 1 to 4 frames, 15 for 5, so the 5-frame stage failed its check and every latent frame ran alone (210 convs at
-# 45x80 a decode, gpu-logs/session44/E). The group is the largest up to LATENT_STAGE_FRAMES with one frame's split.
-LATENT_STAGE_GROUP_BY_NORM_SPLIT = True
 
 _latent_stage_verdicts: dict[tuple, bool] = {}
 _latent_stage_check = threading.Lock()
 
 
-def stage_up_blocks(decoder: nn.Module, x: torch.Tensor, group: int = LATENT_STAGE_FRAMES) -> int:
-    """How many up blocks' residual blocks the batched stage of latent chunk x (B, C, T, H, W) runs, ``group``
-    latent frames per call: 2 (the first up block whole, the second's residual blocks) where
-    LATENT_STAGE_THROUGH_SECOND_UP_BLOCK allows it and each tensor a group holds stays within STAGE_HELD_BYTES,
-    else 1."""
+def stage_up_blocks(decoder: nn.Module, x: torch.Tensor) -> int:
+    """How many up blocks' residual blocks the batched stage of latent chunk x (B, C, T, H, W) runs: 2 (the first
+    up block whole, the second's residual blocks) where LATENT_STAGE_THROUGH_SECOND_UP_BLOCK allows it and each
+    tensor a group holds stays within STAGE_HELD_BYTES, else 1."""
     blocks = decoder.up_blocks
     if not (LATENT_STAGE_THROUGH_SECOND_UP_BLOCK and len(blocks) > 1 and walkable_up_block(blocks[1])
             and walkable(blocks[1].resnets[-1], WanResidualBlock)):
@@ -1765,7 +1751,7 @@ def stage_up_blocks(decoder: nn.Module, x: torch.Tensor, group: int = LATENT_STA
     if not walkable(upsampler, WanResample) or upsampler.mode != "upsample3d":
         return 1
     batch, _, _, height, width = x.shape
-    frames = group * 2
+    frames = LATENT_STAGE_FRAMES * 2
     held = batch * blocks[1].resnets[-1].conv2.out_channels * frames * 4 * height * width * x.element_size()
     return 2 if held <= STAGE_HELD_BYTES else 1
 
@@ -1895,22 +1881,6 @@ def _checked_latent_stage(
     return StageFrames(outputs, sources, next_slot, up_blocks)
 
 
-def norm_split_group(channels: int, columns_per_frame: int, sms: int, threads_per_sm: int) -> int:
-    """The most frames, up to LATENT_STAGE_FRAMES, whose channel norm ATen splits over as many blocks as one
-    frame's (LATENT_STAGE_GROUP_BY_NORM_SPLIT)."""
-    one_frame = aten_ctas_per_output(channels, columns_per_frame, sms, threads_per_sm)
-    return next(frames for frames in range(LATENT_STAGE_FRAMES, 0, -1)
-                if aten_ctas_per_output(channels, frames * columns_per_frame, sms, threads_per_sm) == one_frame)
-
-
-def latent_stage_group(decoder: nn.Module, x: torch.Tensor) -> int:
-    """How many latent frames of x (B, C, T, H, W) decode_latents runs through the latent stage per call."""
-    if not (LATENT_STAGE_GROUP_BY_NORM_SPLIT and x.is_cuda):
-        return LATENT_STAGE_FRAMES
-    batch, _, _, height, width = x.shape
-    return norm_split_group(decoder.conv_in.out_channels, batch * height * width, *multiprocessors_and_threads(x.device))
-
-
 def batches_latent_stage(decoder: nn.Module) -> bool:
     """Whether decode_latents may run ``decoder``'s latent stage on several frames per call (BATCHED_LATENT_STAGE,
     an OmniWanDecoder without hooks or a replaced forward, whose first up block the walk can split, no autograd)."""
@@ -1981,19 +1951,20 @@ class OmniWanDecoder(WanDecoder3d):
 
     def decode_latents(self, x: torch.Tensor, feat_cache: list[Any]) -> torch.Tensor:
         """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
-        (``first_chunk``), each later group of frames (latent_stage_group) through the latent stage in one call
+        (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
         where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Conv
         weights are copied channels-last once for all the frames (weight_copies_kept), conv2 epilogues hand
         their outputs' channel norms to the next norm (epilogue_norms_kept), and the ops dispatched below the
         autograd layer (dispatch_below_autograd)."""
         channels_last = self.channels_last_convs and not is_channels_last(x)
-        group = latent_stage_group(self, x)
-        up_blocks = stage_up_blocks(self, x, group)
+        up_blocks = stage_up_blocks(self, x)
         with weight_copies_kept(per_chunk_conv_weights(self, up_blocks)), epilogue_norms_kept(), \
                 dispatch_below_autograd():
             outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
-            for start in range(1, x.shape[2], group):
-                stage = _latent_stage_frames(self, x[:, :, start:start + group], feat_cache, channels_last, up_blocks)
+            for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
+                stage = _latent_stage_frames(
+                    self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last, up_blocks
+                )
                 # Popped in frame order, so that each frame's stage output and up block input go with its later
                 # stages instead of staying alive through the rest of the group.
                 while stage.outputs:

@@ -303,11 +303,11 @@ def chunk_ctas(x: torch.Tensor, norm_frames: int) -> int:
     batch, channels, frames, height, width = x.shape
     if 0 < norm_frames < frames:
         frames = norm_frames
-    return aten_ctas_per_output(channels, batch * frames * height * width, *multiprocessors_and_threads(x.device))
+    return aten_ctas_per_output(channels, batch * frames * height * width, *_multiprocessors_and_threads(x.device))
 
 
 @functools.lru_cache(maxsize=None)
-def multiprocessors_and_threads(device: torch.device) -> tuple[int, int]:
+def _multiprocessors_and_threads(device: torch.device) -> tuple[int, int]:
     """(SM count, threads per SM) of a CUDA device: asked once, not on every norm's launch."""
     properties = torch.cuda.get_device_properties(device)
     return properties.multi_processor_count, properties.max_threads_per_multi_processor
