@@ -1,0 +1,40 @@
+"""benchmarks/clock_power.py: nvidia-smi's samples read and cut per decode (no GPU needed)."""
+
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+from clock_power import Sample, Window, parse_samples, window  # noqa: E402
+
+
+def stamp(seconds: float) -> str:
+    when = datetime.datetime(2026, 12, 4, 17, 50) + datetime.timedelta(seconds=seconds)
+    return when.strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+
+
+def epoch(seconds: float) -> float:
+    return (datetime.datetime(2026, 12, 4, 17, 50) + datetime.timedelta(seconds=seconds)).timestamp()
+
+
+def test_lines_become_samples_and_unfilled_ones_are_skipped():
+    lines = [
+        f"{stamp(0.0)}, 1980, 612.45, 0x0000000000000000",
+        f"{stamp(0.02)}, 1755, 699.10, 0x0000000000000004",
+        f"{stamp(0.04)}, [N/A], 650.00, 0x0000000000000000",  # a field the driver did not fill
+        "",
+        "garbage",
+    ]
+    assert parse_samples(lines) == [
+        Sample(epoch(0.0), 1980.0, 612.45, "0x0000000000000000"),
+        Sample(epoch(0.02), 1755.0, 699.10, "0x0000000000000004"),
+    ]
+
+
+def test_a_window_keeps_the_samples_of_its_span():
+    readings = [(0, 1980, 300, "0x0"), (1, 1800, 690, "0x4"), (2, 1700, 700, "0x4"), (3, 1760, 695, "0x0"),
+                (4, 1980, 250, "0x0")]
+    samples = [Sample(float(t), clock, power, mask) for t, clock, power, mask in readings]
+    assert window(samples, 1.0, 3.0) == Window(3, 1760, (690 + 700 + 695) / 3, ("0x4", "0x0"))
+    assert window(samples, 5.0, 6.0) == Window(0, None, None, ())
