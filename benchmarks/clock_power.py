@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryFile("w+") as errors:
         sampler = subprocess.Popen(
             ["nvidia-smi", f"--id={index}", f"--query-gpu={QUERY.format(reasons=reasons_field())}",
-             "--format=csv,noheader,nounits", f"-lms={args.interval_ms}"], stdout=log, stderr=errors, text=True)
+             "--format=csv,noheader,nounits", f"--loop-ms={args.interval_ms}"], stdout=log, stderr=errors, text=True)
         try:
             time.sleep(1.0)  # the sampler's first lines
             spans = []
