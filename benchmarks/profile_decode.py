@@ -5,7 +5,8 @@
 Prints, per variant, the total kernel time and the top kernels (time, calls, share), then
 the top ATen ops by the kernel time they launched, per input shapes (which op a generic
 kernel such as ``elementwise_kernel`` serves); writes the same to
-profile_<model>_<dtype>_<variant>.txt under --out.
+profile_<model>_<dtype>_<variant>.txt under --out. With two variants, last, the kernels both ran as often (the
+same convs, say) with each variant's time: the same work at another speed in the two decodes.
 """
 
 from __future__ import annotations
@@ -23,16 +24,39 @@ import torch_wanops  # noqa: E402
 from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
 
 
-def kernel_table(prof: torch.profiler.profile, top: int) -> tuple[float, list[str]]:
+def kernel_totals(prof: torch.profiler.profile) -> dict[str, list[float]]:
+    """Seconds and calls per CUDA kernel name."""
     totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
     for event in prof.events():
         if event.device_type == torch.autograd.DeviceType.CUDA:
-            entry = totals[event.name[:90]]
+            entry = totals[event.name]
             entry[0] += event.device_time_total / 1e6
             entry[1] += 1
-    total = sum(t for t, _ in totals.values())
+    return totals
+
+
+def shared_kernels(first: dict[str, list[float]], second: dict[str, list[float]], min_s: float = 0.001) -> list[str]:
+    """The kernels both decodes ran as often (the same kernel on the same calls, as a conv of one geometry set),
+    the first's time, the second's and their ratio: where the same work ran at another speed (session 44, E: stock's
+    and wanops' cuDNN kernels at 720x1280)."""
+    lines = []
+    for name, (seconds, calls) in sorted(first.items(), key=lambda item: -item[1][0]):
+        other = second.get(name)
+        if other is None or other[1] != calls or max(seconds, other[0]) < min_s:
+            continue
+        lines.append(f"{calls:6d} calls {seconds:8.4f} s {other[0]:8.4f} s {other[0] / seconds:6.3f}x  {name[:110]}")
+    return lines
+
+
+def kernel_table(totals: dict[str, list[float]], top: int) -> tuple[float, list[str]]:
+    """The total and the ``top`` kernels by time, names cut to 90 characters (kernels sharing a cut name added)."""
+    rows: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
+    for name, (seconds, calls) in totals.items():
+        rows[name[:90]][0] += seconds
+        rows[name[:90]][1] += calls
+    total = sum(t for t, _ in rows.values())
     lines = [f"total CUDA kernel time {total:.3f} s"]
-    for name, (seconds, calls) in sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]:
+    for name, (seconds, calls) in sorted(rows.items(), key=lambda kv: -kv[1][0])[:top]:
         lines.append(f"{seconds:8.4f} s {calls:6d} calls {100 * seconds / total:5.1f}%  {name}")
     return total, lines
 
@@ -61,6 +85,7 @@ def main() -> None:
 
     vae, z = decode_case(args, "cuda")
     os.makedirs(args.out, exist_ok=True)
+    kernels = {}
     for variant in args.variants:
         if variant == "wanops-eager":
             torch_wanops.apply_to(vae)
@@ -74,13 +99,18 @@ def main() -> None:
                 vae.decode(z)
                 torch.cuda.synchronize()
         torch_wanops.restore(vae)
-        _, lines = kernel_table(prof, args.top)
+        kernels[variant] = kernel_totals(prof)
+        _, lines = kernel_table(kernels[variant], args.top)
         lines += op_table(prof, args.top)
         text = "\n".join([f"# {args.model} {args.dtype} {args.size}x{args.frames} {variant}", *lines]) + "\n"
         print(text, flush=True)
         path = os.path.join(args.out, f"profile_{args.model}_{args.dtype}_{variant}.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+    if len(kernels) == 2:
+        first, second = kernels
+        print(f"kernels both ran as often: calls, {first} s, {second} s, ratio", flush=True)
+        print("\n".join(shared_kernels(kernels[first], kernels[second])), flush=True)
 
 
 if __name__ == "__main__":
