@@ -12,13 +12,16 @@ and its end) give its median SM clock, mean power draw and the throttle reasons 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import logging
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import torch
@@ -81,6 +84,36 @@ def window(samples: list[Sample], start_s: float, end_s: float) -> Window:
     )
 
 
+@contextlib.contextmanager
+def sampled(interval_ms: int) -> Iterator[list[Sample]]:
+    """nvidia-smi's samples of the current GPU every ``interval_ms`` while the block runs; the list is filled when
+    the block ends."""
+    samples: list[Sample] = []
+    with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryFile("w+") as errors:
+        sampler = subprocess.Popen(
+            ["nvidia-smi", f"--id={torch.cuda.current_device()}",
+             f"--query-gpu={QUERY.format(reasons=reasons_field())}", "--format=csv,noheader,nounits",
+             f"--loop-ms={interval_ms}"], stdout=log, stderr=errors, text=True)
+        try:
+            time.sleep(1.0)  # the sampler's first lines
+            yield samples
+        finally:
+            sampler.terminate()
+            sampler.wait()
+        log.seek(0)
+        samples.extend(parse_samples(log.read().splitlines()))
+        if not samples:
+            errors.seek(0)
+            logging.warning("nvidia-smi gave no samples: %s", errors.read().strip())
+
+
+def describe(seen: Window) -> str:
+    """A window's samples, median SM clock, mean power and throttle masks, on one line."""
+    clock = "-" if seen.median_sm_mhz is None else f"{seen.median_sm_mhz:.0f}"
+    power = "-" if seen.mean_power_w is None else f"{seen.mean_power_w:.0f}"
+    return f"{seen.samples:4d}  {clock:>5s} MHz  {power:>4s} W  {' '.join(seen.throttle)}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_decode_case_arguments(parser)
@@ -98,35 +131,17 @@ def main() -> None:
 
     for name in names:
         decode(name)  # warm-up: cuDNN's heuristics, the per-geometry checks, Triton's compiles
-    index = torch.cuda.current_device()
-    with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryFile("w+") as errors:
-        sampler = subprocess.Popen(
-            ["nvidia-smi", f"--id={index}", f"--query-gpu={QUERY.format(reasons=reasons_field())}",
-             "--format=csv,noheader,nounits", f"--loop-ms={args.interval_ms}"], stdout=log, stderr=errors, text=True)
-        try:
-            time.sleep(1.0)  # the sampler's first lines
-            spans = []
-            for _ in range(args.rounds):
-                for name in names:
-                    start = time.time()
-                    decode(name)
-                    spans.append((name, start, time.time()))
-                time.sleep(0.5)
-        finally:
-            sampler.terminate()
-            sampler.wait()
-        log.seek(0)
-        samples = parse_samples(log.read().splitlines())
-        if not samples:
-            errors.seek(0)
-            print(f"nvidia-smi gave no samples: {errors.read().strip()}", flush=True)
+    with sampled(args.interval_ms) as samples:
+        spans = []
+        for _ in range(args.rounds):
+            for name in names:
+                start = time.time()
+                decode(name)
+                spans.append((name, start, time.time()))
+            time.sleep(0.5)
     print(f"{len(samples)} samples; per decode: wall s, samples, median SM MHz, mean W, throttle reasons")
     for name, start, end in spans:
-        seen = window(samples, start, end)
-        clock = "-" if seen.median_sm_mhz is None else f"{seen.median_sm_mhz:.0f}"
-        power = "-" if seen.mean_power_w is None else f"{seen.mean_power_w:.0f}"
-        print(f"  {name:16s} {end - start:.3f} s  {seen.samples:4d}  {clock:>5s} MHz  {power:>4s} W  "
-              f"{' '.join(seen.throttle)}", flush=True)
+        print(f"  {name:16s} {end - start:.3f} s  {describe(window(samples, start, end))}", flush=True)
 
 
 if __name__ == "__main__":
