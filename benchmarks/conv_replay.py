@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from clock_power import describe, sampled, window  # noqa: E402
 
+from torch_wanops import decoder  # noqa: E402
 from torch_wanops.bench import add_decode_case_arguments, decode_case, describe_cuda_case, variant  # noqa: E402
 
 
@@ -63,9 +64,15 @@ class RecordConvs(TorchDispatchMode):
 
 
 def record_convs(run: Any) -> list[ConvCall]:
-    """The conv calls ``run()`` makes, in order."""
-    with torch.no_grad(), RecordConvs() as recorder:
-        run()
+    """The conv calls ``run()`` makes, in order. Ops dispatched below the autograd layer skip Python dispatch modes
+    too, so the decoder's DISPATCH_BELOW_AUTOGRAD is off meanwhile (it changes the CPU's dispatch, not the kernels)."""
+    below_autograd = decoder.DISPATCH_BELOW_AUTOGRAD
+    decoder.DISPATCH_BELOW_AUTOGRAD = False
+    try:
+        with torch.no_grad(), RecordConvs() as recorder:
+            run()
+    finally:
+        decoder.DISPATCH_BELOW_AUTOGRAD = below_autograd
     return recorder.calls
 
 

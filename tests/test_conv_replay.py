@@ -6,12 +6,14 @@ import sys
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
 from conv_replay import record_convs, replay  # noqa: E402
 
+from torch_wanops import decoder  # noqa: E402
 from torch_wanops.bench import decode_case, variant  # noqa: E402
 
 
@@ -51,3 +53,14 @@ def test_each_call_replays_the_first_input_of_its_geometry():
     assert torch.equal(calls[0].op(*calls[0].args, **calls[0].kwargs), outputs[0])
     assert torch.equal(calls[2].op(*calls[2].args, **calls[2].kwargs), outputs[2])
     replay(calls)
+
+
+def test_convs_the_decoder_dispatches_below_autograd_are_recorded():
+    x, weight = torch.randn(1, 3, 4, 5, 5), torch.randn(2, 3, 3, 3, 3)
+
+    def run():
+        with decoder.dispatch_below_autograd():  # hides its ops from dispatch modes where it is on
+            F.conv3d(x, weight)
+
+    assert len(record_convs(run)) == 1
+    assert decoder.DISPATCH_BELOW_AUTOGRAD
