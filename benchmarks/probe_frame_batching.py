@@ -8,9 +8,9 @@ a narrow cuDNN tile) and the attention runs on one frame. Their causal caches ho
 the stage could run over G frames at once: stock's modules without a cache pad 2 zero frames in front, as
 the first chunk does. That is lossless only where every op gives a frame the same bits in a G-frame call as
 in a one-frame call. For G in --groups this runs the stage's stock modules both ways on the same weights and
-latents and counts the frames whose outputs are equal, then the same per op (the 3x3x3 conv in both layouts,
-the fp32 channel norm, the attention's 1x1 convs and SDPA), and times both ways (CUDA: CUDA-graph replays,
-GPU time only).
+latents and counts the frames whose outputs are equal, then the same per op (conv_in, the 3x3x3 conv in both
+layouts, the fp32 channel norm on the residual blocks' (1, C, T, H, W) and on the attention's (T, C, H, W), the
+attention's 1x1 convs and SDPA), and times both ways (CUDA: CUDA-graph replays, GPU time only).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def op_rows(decoder: nn.Module, x: torch.Tensor) -> list[tuple[str, Callable[[to
         return torch.randn(shape, generator=generator).to(x.device, x.dtype)
 
     padded = rand(1, channels, frames + 2, height + 2, width + 2)
+    conv_in = decoder.conv_in
     weight, bias = conv.weight.detach(), conv.bias.detach()
     weight_cl = weight.contiguous(memory_format=torch.channels_last_3d)
     attention = next(a for a in decoder.mid_block.attentions if a is not None)
@@ -90,15 +91,21 @@ def op_rows(decoder: nn.Module, x: torch.Tensor) -> list[tuple[str, Callable[[to
         # The attention works on (frames, C, H, W); the rows hand it (1, C, frames, H, W).
         return lambda v: op(v[0].transpose(0, 1).contiguous()).transpose(0, 1).unsqueeze(0)
 
+    def channel_norm(v: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.vector_norm(v.float(), dim=1, keepdim=True)
+
     def sdpa(qkv: torch.Tensor) -> torch.Tensor:
         q, k, v = qkv.reshape(qkv.shape[0], 1, 3 * channels, tokens).permute(0, 1, 3, 2).contiguous().chunk(3, dim=-1)
         return F.scaled_dot_product_attention(q, k, v).reshape(qkv.shape[0], -1, 1, 1)
 
     return [
+        ("conv_in 3x3x3 conv, NCDHW + bias", lambda v: F.conv3d(v, conv_in.weight.detach(), conv_in.bias.detach()),
+         rand(1, conv_in.in_channels, frames + 2, height + 2, width + 2)),
         ("3x3x3 conv, NCDHW + bias", lambda v: F.conv3d(v, weight, bias), padded),
         ("3x3x3 conv, channels-last, no bias", lambda v: F.conv3d(v, weight_cl),
          padded.contiguous(memory_format=torch.channels_last_3d)),
-        ("fp32 channel norm", lambda v: torch.linalg.vector_norm(v.float(), dim=1, keepdim=True),
+        ("fp32 channel norm", channel_norm, rand(1, channels, frames, height, width)),
+        ("attention's fp32 channel norm (frames as batch)", frame_batch(channel_norm),
          rand(1, channels, frames, height, width)),
         ("attention to_qkv (1x1)", frame_batch(to_qkv), rand(1, channels, frames, height, width)),
         ("attention proj (1x1)", frame_batch(proj), rand(1, channels, frames, height, width)),

@@ -67,3 +67,17 @@ def test_cpu_timer_takes_the_median_of_three_calls():
     calls = []
     ms = probe.timer(torch.device("cpu"))(lambda: calls.append(1))
     assert len(calls) == 3 and ms >= 0
+
+
+@pytest.mark.parametrize("model", ["wan2.1-tiny", "wan2.2-tiny"])
+def test_op_rows_map_each_frame_to_its_output_frame(model):
+    vae = build_vae(model, dtype=torch.float64)
+    x = torch.randn(1, vae.config.z_dim, 4, 6, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    rows = probe.op_rows(vae.decoder, x)
+    assert any(label.startswith("conv_in") for label, _, _ in rows)
+    for label, op, op_input in rows:
+        temporal = "conv," in label
+        alone, _ = probe.probe_op(op, op_input, 1, temporal)
+        together, _ = probe.probe_op(op, op_input, 2, temporal)
+        assert alone.shape[2] == x.shape[2], label
+        torch.testing.assert_close(together, alone, rtol=1e-12, atol=1e-12, msg=label)
