@@ -50,6 +50,30 @@ def stage_in_groups(decoder: nn.Module, x: torch.Tensor, group: int) -> torch.Te
     return torch.cat([run_stage(decoder, x[:, :, t:t + group], feat_cache) for t in range(0, x.shape[2], group)], 2)
 
 
+def stage_steps(decoder: nn.Module) -> list[tuple[str, nn.Module]]:
+    """conv_in and the stage's modules in the order they run, the mid block taken apart."""
+    mid = decoder.mid_block
+    steps = [("conv_in", decoder.conv_in), ("mid_block.resnets.0", mid.resnets[0])]
+    for index, (attention, resnet) in enumerate(zip(mid.attentions, mid.resnets[1:])):
+        if attention is not None:
+            steps.append((f"mid_block.attentions.{index}", attention))
+        steps.append((f"mid_block.resnets.{index + 1}", resnet))
+    return steps + [(f"up_blocks.0.resnets.{index}", resnet) for index, resnet in enumerate(decoder.up_blocks[0].resnets)]
+
+
+def step_outputs_in_groups(decoder: nn.Module, x: torch.Tensor, group: int) -> dict[str, torch.Tensor]:
+    """Each stage step's output over x's frames, the stage run in chunks of ``group`` frames."""
+    chunks: dict[str, list[torch.Tensor]] = {name: [] for name, _ in stage_steps(decoder)}
+    handles = [module.register_forward_hook(lambda module, args, out, name=name: chunks[name].append(out))
+               for name, module in stage_steps(decoder)]
+    try:
+        stage_in_groups(decoder, x, group)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return {name: torch.cat(outputs, 2) for name, outputs in chunks.items()}
+
+
 def equal_frames(a: torch.Tensor, b: torch.Tensor) -> int:
     """How many frames (dim 2) of a and b hold the same bits."""
     return sum(torch.equal(a[:, :, t], b[:, :, t]) for t in range(a.shape[2]))
@@ -140,14 +164,17 @@ def main() -> None:
           f"{args.dtype} {args.size}, {z.shape[2]} latent frames", flush=True)
     with torch.no_grad():
         x = vae.post_quant_conv(z)
-        reference = stage_in_groups(decoder, x, 1)
+        reference = step_outputs_in_groups(decoder, x, 1)
         chunked_ms = ms(lambda: stage_in_groups(decoder, x, 1))
         print(f"stage, stock's chunks of 1 frame: {chunked_ms:.3f} ms", flush=True)
         for group in args.groups:
-            out = stage_in_groups(decoder, x, group)
+            steps = step_outputs_in_groups(decoder, x, group)
             group_ms = ms(lambda: stage_in_groups(decoder, x, group))
-            print(f"stage, chunks of {group}: {equal_frames(out, reference)}/{x.shape[2]} frames equal, "
-                  f"{group_ms:.3f} ms ({chunked_ms / group_ms:.2f}x)", flush=True)
+            last = next(reversed(steps))
+            print(f"stage, chunks of {group}: {equal_frames(steps[last], reference[last])}/{x.shape[2]} frames equal, "
+                  f"{group_ms:.3f} ms ({chunked_ms / group_ms:.2f}x); frames equal after each step: "
+                  + ", ".join(f"{name} {equal_frames(out, reference[name])}" for name, out in steps.items()),
+                  flush=True)
         for label, op, op_input in op_rows(decoder, x):
             temporal = "conv," in label
             alone, alone_fn = probe_op(op, op_input, 1, temporal)

@@ -81,3 +81,20 @@ def test_op_rows_map_each_frame_to_its_output_frame(model):
         together, _ = probe.probe_op(op, op_input, 2, temporal)
         assert alone.shape[2] == x.shape[2], label
         torch.testing.assert_close(together, alone, rtol=1e-12, atol=1e-12, msg=label)
+
+
+@pytest.mark.parametrize("model", ["wan2.1-tiny", "wan2.2-tiny"])
+def test_step_outputs_are_the_stage_taken_apart(model):
+    vae = build_vae(model, dtype=torch.float64)
+    x = torch.randn(1, vae.config.z_dim, 5, 6, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    with torch.no_grad():
+        chunked = probe.step_outputs_in_groups(vae.decoder, x, 1)
+        batched = probe.step_outputs_in_groups(vae.decoder, x, 3)
+        stage = probe.stage_in_groups(vae.decoder, x, 1)
+    names = list(chunked)
+    assert names[:2] == ["conv_in", "mid_block.resnets.0"] and "mid_block.attentions.0" in names
+    assert names[-1] == f"up_blocks.0.resnets.{len(vae.decoder.up_blocks[0].resnets) - 1}"
+    assert torch.equal(chunked[names[-1]], stage)  # the last step's output is the stage's
+    for name in names:
+        assert chunked[name].shape[2] == 5, name
+        torch.testing.assert_close(batched[name], chunked[name], rtol=1e-12, atol=1e-12, msg=name)
