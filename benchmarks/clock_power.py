@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import torch
@@ -107,6 +107,23 @@ def sampled(interval_ms: int) -> Iterator[list[Sample]]:
             logging.warning("nvidia-smi gave no samples: %s", errors.read().strip())
 
 
+def warmed_decode(vae: torch.nn.Module, latents: torch.Tensor, names: list[str]) -> Callable[[str], tuple[float, float]]:
+    """A decode of ``latents`` by the variant ``name``, which returns its start and end (time.time(), the GPU
+    synchronised); each of ``names`` decodes once first (cuDNN's heuristics, the per-geometry checks, Triton's
+    compiles)."""
+
+    def decode(name: str) -> tuple[float, float]:
+        start = time.time()
+        with variant(vae, name), torch.no_grad():
+            vae.decode(latents, return_dict=False)
+        torch.cuda.synchronize()
+        return start, time.time()
+
+    for name in names:
+        decode(name)
+    return decode
+
+
 def describe(seen: Window) -> str:
     """A window's samples, median SM clock, mean power and throttle masks, on one line."""
     clock = "-" if seen.median_sm_mhz is None else f"{seen.median_sm_mhz:.0f}"
@@ -123,21 +140,12 @@ def main() -> None:
     print(describe_cuda_case(args), flush=True)
     vae, latents = decode_case(args, "cuda")
     names = ["diffusers-eager", "wanops-eager"]
-
-    def decode(name: str) -> None:
-        with variant(vae, name), torch.no_grad():
-            vae.decode(latents, return_dict=False)
-        torch.cuda.synchronize()
-
-    for name in names:
-        decode(name)  # warm-up: cuDNN's heuristics, the per-geometry checks, Triton's compiles
+    decode = warmed_decode(vae, latents, names)
     with sampled(args.interval_ms) as samples:
         spans = []
         for _ in range(args.rounds):
             for name in names:
-                start = time.time()
-                decode(name)
-                spans.append((name, start, time.time()))
+                spans.append((name, *decode(name)))
             time.sleep(0.5)
     print(f"{len(samples)} samples; per decode: wall s, samples, median SM MHz, mean W, throttle reasons")
     for name, start, end in spans:

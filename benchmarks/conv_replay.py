@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from clock_power import describe, sampled, window  # noqa: E402
+from clock_power import describe, sampled, warmed_decode, window  # noqa: E402
 
 from torch_wanops import decoder  # noqa: E402
 from torch_wanops.bench import add_decode_case_arguments, decode_case, describe_cuda_case, variant  # noqa: E402
@@ -107,14 +107,7 @@ def main() -> None:
     print(describe_cuda_case(args), flush=True)
     vae, latents = decode_case(args, "cuda")
     names = ["diffusers-eager", args.variant]
-
-    def decode(name: str) -> None:
-        with variant(vae, name), torch.no_grad():
-            vae.decode(latents, return_dict=False)
-        torch.cuda.synchronize()
-
-    for name in names:
-        decode(name)  # warm-up: cuDNN's heuristics, the per-geometry checks, Triton's compiles
+    decode = warmed_decode(vae, latents, names)
     with variant(vae, args.variant):
         calls = record_convs(lambda: vae.decode(latents, return_dict=False))
     replay(calls)  # warm-up, and each geometry's algorithm chosen again outside the decode
@@ -123,9 +116,7 @@ def main() -> None:
     with sampled(args.interval_ms) as samples:
         for _ in range(args.rounds):
             for name in names:
-                start = time.time()
-                decode(name)
-                spans.append((name, start, time.time()))
+                spans.append((name, *decode(name)))
             start = time.time()
             replay(calls)
             torch.cuda.synchronize()

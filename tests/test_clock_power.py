@@ -1,12 +1,17 @@
 """benchmarks/clock_power.py: nvidia-smi's samples read and cut per decode (no GPU needed)."""
 
+import argparse
 import datetime
 import os
 import sys
 
+import torch
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
-from clock_power import Sample, Window, parse_samples, window  # noqa: E402
+from clock_power import Sample, Window, parse_samples, warmed_decode, window  # noqa: E402
+
+from torch_wanops.bench import decode_case  # noqa: E402
 
 
 def stamp(seconds: float) -> str:
@@ -38,3 +43,14 @@ def test_a_window_keeps_the_samples_of_its_span():
     samples = [Sample(float(t), clock, power, mask) for t, clock, power, mask in readings]
     assert window(samples, 1.0, 3.0) == Window(3, 1760, (690 + 700 + 695) / 3, ("0x4", "0x0"))
     assert window(samples, 5.0, 6.0) == Window(0, None, None, ())
+
+
+def test_warmed_decode_warms_each_variant_then_times_one_decode(monkeypatch):
+    vae, z = decode_case(argparse.Namespace(model="wan2.1-tiny", dtype="fp32", size="32x32", frames=5), "cpu")
+    decoded = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: decoded.append("sync"))
+    monkeypatch.setattr(vae, "decode", lambda latents, return_dict: decoded.append(latents is z))
+    decode = warmed_decode(vae, z, ["diffusers-eager", "wanops-eager"])
+    assert decoded == [True, "sync"] * 2
+    start, end = decode("wanops-eager")
+    assert decoded == [True, "sync"] * 3 and start <= end
