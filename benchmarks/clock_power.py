@@ -16,6 +16,7 @@ import contextlib
 import datetime
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,7 +74,12 @@ def parse_samples(lines: list[str]) -> list[Sample]:
 
 def window(samples: list[Sample], start_s: float, end_s: float) -> Window:
     """What the samples taken from ``start_s`` to ``end_s`` say."""
-    inside = [sample for sample in samples if start_s <= sample.time_s <= end_s]
+    return spans_window(samples, [(start_s, end_s)])
+
+
+def spans_window(samples: list[Sample], spans: list[tuple[float, float]]) -> Window:
+    """What the samples taken within any of ``spans`` (start, end) say: a variant's decodes over several rounds."""
+    inside = [sample for sample in samples if any(start <= sample.time_s <= end for start, end in spans)]
     if not inside:
         return Window(0, None, None, ())
     return Window(
@@ -87,8 +93,12 @@ def window(samples: list[Sample], start_s: float, end_s: float) -> Window:
 @contextlib.contextmanager
 def sampled(interval_ms: int) -> Iterator[list[Sample]]:
     """nvidia-smi's samples of the current GPU every ``interval_ms`` while the block runs; the list is filled when
-    the block ends."""
+    the block ends (and stays empty without nvidia-smi)."""
     samples: list[Sample] = []
+    if shutil.which("nvidia-smi") is None:
+        logging.warning("no nvidia-smi on this machine: no clock or power samples")
+        yield samples
+        return
     with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryFile("w+") as errors:
         sampler = subprocess.Popen(
             ["nvidia-smi", f"--id={torch.cuda.current_device()}",

@@ -5,8 +5,9 @@
 ``bench_decode.py`` times each variant's runs one after the other, so a few ms of drift between them (clocks,
 temperature) reads as a lever's gain or loss. Here every round decodes each variant once, the wanops variants in
 alternating order, and the medians over the rounds are compared; each variant's first decode after its warm-up
-is checked against stock's (bits and strides). Then one decode per variant under the profiler: its CUDA kernel time
-by kernel family. Lever names are ``torch_wanops.bench.LEVER_VARIANTS`` (one switch away from the default).
+is checked against stock's (bits and strides); nvidia-smi samples the SM clock and power meanwhile (clock_power.py),
+since a power-limited GPU gives a pass removed back less than its kernel time. Then one decode per variant under the
+profiler: its CUDA kernel time by kernel family. Lever names are ``torch_wanops.bench.LEVER_VARIANTS`` (one switch away from the default).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import collections
 import os
 import statistics
 import sys
+import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from clock_power import describe, sampled, spans_window  # noqa: E402
 from graph_replay import wall_s  # noqa: E402
 
 from torch_wanops.bench import (  # noqa: E402
@@ -58,6 +61,7 @@ def main() -> None:
     parser.add_argument("--levers", nargs="+", required=True, choices=LEVER_VARIANTS, metavar="LEVER",
                         help="lever rows, from torch_wanops.bench.LEVER_VARIANTS")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--interval-ms", type=int, default=20, help="nvidia-smi's sampling interval")
     args = parser.parse_args()
     print(describe_cuda_case(args), flush=True)
     vae, latents = decode_case(args, "cuda")
@@ -74,16 +78,19 @@ def main() -> None:
         print(f"{name}: stock's bits {torch.equal(out, reference)}, strides {out.stride() == reference.stride()}",
               flush=True)
     del out, reference
-    times = collections.defaultdict(list)
-    for index in range(args.rounds):
-        times["diffusers-eager"].append(wall_s(lambda: decode("diffusers-eager")))
-        for name in (wanops if index % 2 == 0 else wanops[::-1]):
-            times[name].append(wall_s(lambda: decode(name)))
+    times, spans = collections.defaultdict(list), collections.defaultdict(list)
+    with sampled(args.interval_ms) as samples:
+        for index in range(args.rounds):
+            for name in ["diffusers-eager", *(wanops if index % 2 == 0 else wanops[::-1])]:
+                start = time.time()
+                times[name].append(wall_s(lambda: decode(name)))
+                spans[name].append((start, time.time()))
     stock = statistics.median(times["diffusers-eager"])
-    print(f"medians of {args.rounds} rounds:")
+    print(f"medians of {args.rounds} rounds (and nvidia-smi's samples over them: count, median SM clock, mean power):")
     for name, runs in times.items():
         median = statistics.median(runs)
-        print(f"  {name:45s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}")
+        print(f"  {name:45s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}  "
+              f"{describe(spans_window(samples, spans[name]))}")
     print("CUDA kernel seconds of one decode each, by family:")
     for name in wanops:
         seconds = kernel_seconds(lambda: decode(name))

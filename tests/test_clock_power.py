@@ -9,7 +9,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
-from clock_power import Sample, Window, parse_samples, warmed_decode, window  # noqa: E402
+import clock_power  # noqa: E402
+from clock_power import Sample, Window, parse_samples, spans_window, warmed_decode, window  # noqa: E402
 
 from torch_wanops.bench import decode_case  # noqa: E402
 
@@ -54,3 +55,19 @@ def test_warmed_decode_warms_each_variant_then_times_one_decode(monkeypatch):
     assert decoded == [True, "sync"] * 2
     start, end = decode("wanops-eager")
     assert decoded == [True, "sync"] * 3 and start <= end
+
+
+def test_spans_window_keeps_the_samples_of_every_span():
+    readings = [(0, 1980, 300, "0x0"), (1, 1800, 690, "0x4"), (2, 1700, 700, "0x4"), (3, 1760, 695, "0x0"),
+                (4, 1500, 650, "0x4")]
+    samples = [Sample(float(t), clock, power, mask) for t, clock, power, mask in readings]
+    assert spans_window(samples, [(0.5, 1.5), (3.5, 4.5)]) == Window(2, 1650, (690 + 650) / 2, ("0x4",))
+    assert spans_window(samples, []) == Window(0, None, None, ())
+
+
+def test_without_nvidia_smi_the_block_runs_with_no_samples(monkeypatch):
+    monkeypatch.setattr(clock_power.shutil, "which", lambda name: None)
+    ran = []
+    with clock_power.sampled(20) as samples:
+        ran.append(True)
+    assert ran == [True] and samples == []
