@@ -117,7 +117,9 @@ def sampled(interval_ms: int) -> Iterator[list[Sample]]:
             logging.warning("nvidia-smi gave no samples: %s", errors.read().strip())
 
 
-def warmed_decode(vae: torch.nn.Module, latents: torch.Tensor, names: list[str]) -> Callable[[str], tuple[float, float]]:
+def warmed_decode(
+    vae: torch.nn.Module, latents: torch.Tensor, names: list[str]
+) -> Callable[[str], tuple[float, float]]:
     """A decode of ``latents`` by the variant ``name``, which returns its start and end (time.time(), the GPU
     synchronised); each of ``names`` decodes once first (cuDNN's heuristics, the per-geometry checks, Triton's
     compiles)."""

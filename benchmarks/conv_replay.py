@@ -136,5 +136,6 @@ def main() -> None:
     for name, seconds in times.items():
         print(f"median {name}: {statistics.median(seconds):.3f} s", flush=True)
 
+
 if __name__ == "__main__":
     main()

@@ -7,7 +7,8 @@ temperature) reads as a lever's gain or loss. Here every round decodes each vari
 alternating order, and the medians over the rounds are compared; each variant's first decode after its warm-up
 is checked against stock's (bits and strides); nvidia-smi samples the SM clock and power meanwhile (clock_power.py),
 since a power-limited GPU gives a pass removed back less than its kernel time. Then one decode per variant under the
-profiler: its CUDA kernel time by kernel family. Lever names are ``torch_wanops.bench.LEVER_VARIANTS`` (one switch away from the default).
+profiler: its CUDA kernel time by kernel family. Lever names are ``torch_wanops.bench.LEVER_VARIANTS`` (one switch
+away from the default).
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def stage_steps(decoder: nn.Module) -> list[tuple[str, nn.Module]]:
         if attention is not None:
             steps.append((f"mid_block.attentions.{index}", attention))
         steps.append((f"mid_block.resnets.{index + 1}", resnet))
-    return steps + [(f"up_blocks.0.resnets.{index}", resnet) for index, resnet in enumerate(decoder.up_blocks[0].resnets)]
+    up_resnets = decoder.up_blocks[0].resnets
+    return steps + [(f"up_blocks.0.resnets.{index}", resnet) for index, resnet in enumerate(up_resnets)]
 
 
 def step_outputs_in_groups(decoder: nn.Module, x: torch.Tensor, group: int) -> dict[str, torch.Tensor]:
