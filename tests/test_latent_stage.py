@@ -58,10 +58,14 @@ def test_decode_is_bit_exact_whatever_the_check_finds(device, impl, arch, dtype,
     stock, omni = pair(arch, dtype, device)
     z = latents(arch, dtype, device, frames=frames, batch=batch)
     assert_same_decode(stock, omni, z, impl)
-    # One verdict per group size of more than one frame (frame 0 alone, then groups of LATENT_STAGE_FRAMES).
+    # Where the check accepts, one verdict per group size of more than one frame (frame 0 alone, then groups of
+    # LATENT_STAGE_FRAMES); where it refuses, smaller groups are checked too.
     group = decoder_module.LATENT_STAGE_FRAMES
-    sizes = {min(group, frames - start) for start in range(1, frames, group)}
-    assert len(decoder_module._latent_stage_verdicts) == len(sizes - {1})
+    sizes = {min(group, frames - start) for start in range(1, frames, group)} - {1}
+    verdicts = decoder_module._latent_stage_verdicts
+    checked = {key[0].input_shape[2] for key in verdicts}
+    if all(verdicts.values()):
+        assert len(verdicts) == len(sizes) and checked == sizes
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -69,17 +73,24 @@ def test_a_stage_that_changes_bits_for_several_frames_is_refused(arch, monkeypat
     stock, omni = pair(arch)
     calls = StageCalls(monkeypatch, nudge=True)
     z = latents(arch, torch.float32, "cpu", frames=11)
+    per_decode = []
     with caplog.at_level(logging.INFO, logger="torch_wanops.decoder"):
-        assert_same_decode(stock, omni, z, "reference")
-        assert_same_decode(stock, omni, z, "reference")
-    # The stage through the second up block refused, then the one through the first.
-    assert list(decoder_module._latent_stage_verdicts.values()) == [False, False]
-    assert [key[2] for key in decoder_module._latent_stage_verdicts] == [
-        tuple(type(block).__name__ for block in omni.decoder.up_blocks[:blocks]) for blocks in (2, 1)]
+        for _ in range(3):
+            calls.frames.clear()
+            assert_same_decode(stock, omni, z, "reference")
+            per_decode.append(list(calls.frames))
     assert "not bit-exact" in caplog.text
-    # Frame 0 is a stock chunk; the first group checks the longer stage (5 frames, then 5 one-frame calls), the
-    # second the shorter one; the second decode runs frame by frame.
-    assert calls.frames == ([5] + [1] * 5) * 2 + [1] * 10
+    # Each group size checks the stage through the second up block, then, in a later group, the one through the
+    # first: 5 frames per call, then LATENT_STAGE_SMALLER_FRAMES' 3, then the last 4 frames as a group of their own
+    # (its check through the second up block refuses it; the third decode's groups of 5 need no check).
+    assert decoder_module.LATENT_STAGE_FRAMES == 5 and decoder_module.LATENT_STAGE_SMALLER_FRAMES == (3,)
+    assert list(decoder_module._latent_stage_verdicts.values()) == [False] * 5
+    stages = [tuple(type(block).__name__ for block in omni.decoder.up_blocks[:blocks]) for blocks in (2, 1)]
+    assert [(key[0].input_shape[2], key[2]) for key in decoder_module._latent_stage_verdicts] == [
+        (5, stages[0]), (5, stages[1]), (3, stages[0]), (3, stages[1]), (4, stages[0])]
+    # Frame 0 is a stock chunk; a check runs its group both ways (the group, then one call per frame); once every
+    # size is refused, the groups of 5 go frame by frame.
+    assert per_decode == [([5] + [1] * 5) * 2, ([3] + [1] * 3) * 2 + [4] + [1] * 4, [1] * 10]
 
 
 def test_an_accepted_geometry_runs_the_stage_once_per_group(monkeypatch):
@@ -118,6 +129,29 @@ def test_a_refused_longer_stage_falls_back_to_the_first_up_block(monkeypatch):
         expected = stock.decode(z, return_dict=False)[0]
         got = omni.decode(z, return_dict=False)[0]
     assert calls.frames == [5, 5] and calls.up_blocks == [1, 1]
+    assert got.shape == expected.shape and got.stride() == expected.stride()
+    torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+
+
+class FiveFramesRefused(dict):
+    """Verdicts: every stage of 5 frames per call refused, others accepted."""
+
+    def get(self, key, default=None):
+        return key[0].input_shape[2] != 5
+
+
+def test_a_refused_group_size_falls_back_to_a_smaller_one(monkeypatch):
+    """Where 5 frames per call are refused at every stage length, the groups hold 3 frames (float64, as above)."""
+    stock, omni = (build_vae("wan2.2-tiny", dtype=torch.float64, vae_class=cls)
+                   for cls in (AutoencoderKLWan, torch_wanops.OmniAutoencoderKLWan))
+    monkeypatch.setattr(decoder_module, "_latent_stage_verdicts", FiveFramesRefused())
+    calls = StageCalls(monkeypatch)
+    z = latents("wan2.2-tiny", torch.float64, "cpu", frames=11)
+    with torch.no_grad(), torch_wanops.reference_kernels():
+        expected = stock.decode(z, return_dict=False)[0]
+        got = omni.decode(z, return_dict=False)[0]
+    # Frames 1-6 in groups of 3, frames 7-10 as a group of 5 would hold them (4 frames, accepted here).
+    assert calls.frames == [3, 3, 4] and calls.up_blocks == [2, 2, 2]
     assert got.shape == expected.shape and got.stride() == expected.stride()
     torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
 

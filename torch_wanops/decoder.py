@@ -1719,6 +1719,12 @@ def up_block_tail(
 # 480x832x81 1.036 -> 1.017 s and Wan2.1 0.820 -> 0.803 s side by side (gpu-logs/session31 A).
 BATCHED_LATENT_STAGE = True
 LATENT_STAGE_FRAMES = 5
+# Where the check refuses LATENT_STAGE_FRAMES frames per call at every stage length, later groups try these
+# smaller sizes in turn (each checked as its own geometry) before one frame per call. On the H200 Wan2.2 bf16
+# 720x1280's stage (45x80) leaves the one-frame bits at 5 frames per call (ATen splits its 1024-channel norm over
+# 15 blocks, one frame's over 16: gpu-logs/session44/F) and at 4 (the 3x3x3 conv: 16 of 21 frames equal), while its
+# ops keep them at 2 and 3 (gpu-logs/session45/D).
+LATENT_STAGE_SMALLER_FRAMES = (3,)
 # The stage carried on through the first up block's upsampler and the second up block's residual blocks (two
 # frames per latent frame there), each norm reduced per chunk of frames (rms_norm_cat_pad_5d's norm_frames:
 # ATen's 1024-channel norm of 10 frames at 60x104 adds in another order than of 2, gpu-logs/session32 A), where
@@ -1836,6 +1842,20 @@ def _latent_stage_key(decoder: nn.Module, x: torch.Tensor, channels_last_convs: 
             tuple(decoder.mid_block.resnets[0].conv1.weight.shape), block_types, channels_last_convs)
 
 
+def _latent_stage_group_frames(decoder: nn.Module, x: torch.Tensor, start: int, channels_last_convs: bool,
+                               up_blocks: int) -> int:
+    """Frames in the group of x's latent frames from ``start``: the first of LATENT_STAGE_FRAMES and
+    LATENT_STAGE_SMALLER_FRAMES whose stage the check has not refused at every length; LATENT_STAGE_FRAMES where
+    it refused them all, which then runs frame by frame, the groups staying where they were (a shorter last group is
+    checked as its own geometry, once)."""
+    for frames in (LATENT_STAGE_FRAMES, *LATENT_STAGE_SMALLER_FRAMES):
+        group = x[:, :, start:start + frames]
+        keys = [_latent_stage_key(decoder, group, channels_last_convs, blocks) for blocks in range(up_blocks, 0, -1)]
+        if any(_latent_stage_verdicts.get(key) is not False for key in keys):
+            return frames
+    return LATENT_STAGE_FRAMES
+
+
 def _latent_stage_frames(
     decoder: nn.Module, x: torch.Tensor, feat_cache: list, channels_last_convs: bool, up_blocks: int = 1
 ) -> StageFrames:
@@ -1951,8 +1971,9 @@ class OmniWanDecoder(WanDecoder3d):
 
     def decode_latents(self, x: torch.Tensor, feat_cache: list[Any]) -> torch.Tensor:
         """Every latent frame of x (post_quant_conv's output) as stock's chunk loop decodes them, frame 0 first
-        (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames through the latent stage in one call
-        where that is exact (BATCHED_LATENT_STAGE, _latent_stage_frames); ``feat_cache`` starts empty. Conv
+        (``first_chunk``), each later group of LATENT_STAGE_FRAMES frames (or, where the check refused that, of
+        LATENT_STAGE_SMALLER_FRAMES) through the latent stage in one call where that is exact (BATCHED_LATENT_STAGE,
+        _latent_stage_frames); ``feat_cache`` starts empty. Conv
         weights are copied channels-last once for all the frames (weight_copies_kept), conv2 epilogues hand
         their outputs' channel norms to the next norm (epilogue_norms_kept), and the ops dispatched below the
         autograd layer (dispatch_below_autograd)."""
@@ -1961,10 +1982,11 @@ class OmniWanDecoder(WanDecoder3d):
         with weight_copies_kept(per_chunk_conv_weights(self, up_blocks)), epilogue_norms_kept(), \
                 dispatch_below_autograd():
             outputs = [self.decode_chunk(x[:, :, :1], feat_cache, [0], True)]
-            for start in range(1, x.shape[2], LATENT_STAGE_FRAMES):
-                stage = _latent_stage_frames(
-                    self, x[:, :, start:start + LATENT_STAGE_FRAMES], feat_cache, channels_last, up_blocks
-                )
+            start = 1
+            while start < x.shape[2]:
+                frames = _latent_stage_group_frames(self, x, start, channels_last, up_blocks)
+                stage = _latent_stage_frames(self, x[:, :, start:start + frames], feat_cache, channels_last, up_blocks)
+                start += frames
                 # Popped in frame order, so that each frame's stage output and up block input go with its later
                 # stages instead of staying alive through the rest of the group.
                 while stage.outputs:
