@@ -64,6 +64,7 @@ ATEN_REDUCED_BLOCK_OUTPUTS_VARIANT = "wanops-eager-aten-reduced-block-outputs"
 ATEN_REDUCED_UPSAMPLER_OUTPUTS_VARIANT = "wanops-eager-aten-reduced-upsampler-outputs"
 STACKED_TIME_CONV_OUTPUTS_VARIANT = "wanops-eager-stacked-time-conv-outputs"
 FIRST_COME_WEIGHT_COPIES_VARIANT = "wanops-eager-first-come-weight-copies"
+FIVE_FRAME_STAGE_GROUPS_VARIANT = "wanops-eager-five-frame-stage-groups"
 LEVER_SWITCHES = {
     STOCK_CONV_LAYOUT_VARIANT: (None, "channels_last_convs", False),
     COMPUTED_SILU_VARIANT: ("torch_wanops.ops.rms_norm_cat_pad_5d", "SILU_BY_TABLE", False),
@@ -91,6 +92,7 @@ LEVER_SWITCHES = {
     ATEN_REDUCED_UPSAMPLER_OUTPUTS_VARIANT: ("torch_wanops.decoder", "DUP_UP3D_EPILOGUE_NORMS", False),
     STACKED_TIME_CONV_OUTPUTS_VARIANT: ("torch_wanops.decoder", "INTERLEAVED_TIME_CONV_OUTPUTS", False),
     FIRST_COME_WEIGHT_COPIES_VARIANT: ("torch_wanops.decoder", "PER_CHUNK_WEIGHT_COPIES", False),
+    FIVE_FRAME_STAGE_GROUPS_VARIANT: ("torch_wanops.decoder", "LATENT_STAGE_SMALLER_FRAMES", ()),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
