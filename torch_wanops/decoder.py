@@ -1723,7 +1723,7 @@ LATENT_STAGE_FRAMES = 5
 # smaller sizes in turn (each checked as its own geometry) before one frame per call. On the H200 Wan2.2 bf16
 # 720x1280's stage (45x80) leaves the one-frame bits at 5 frames per call (ATen splits its 1024-channel norm over
 # 15 blocks, one frame's over 16: gpu-logs/session44/F) and at 4 (the 3x3x3 conv: 16 of 21 frames equal), while its
-# ops keep them at 2 and 3 (gpu-logs/session45/D).
+# ops keep them at 2 and 3 (gpu-logs/session45/D); groups of 3 there: 2.2821 -> 2.2721 s (gpu-logs/session46/B).
 LATENT_STAGE_SMALLER_FRAMES = (3,)
 # The stage carried on through the first up block's upsampler and the second up block's residual blocks (two
 # frames per latent frame there), each norm reduced per chunk of frames (rms_norm_cat_pad_5d's norm_frames:
