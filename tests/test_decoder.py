@@ -1567,16 +1567,20 @@ def test_runs_faster_hides_the_candidates_cpu_launch_behind_its_previous_call():
     time beat 12 matmuls without (one call timed alone would be 14 against 12). Four calls take ~41
     against 48 matmuls, each timed in turn with the other, so that other processes' kernels on the GPU
     land on both (gpu-logs/session40: timed one after the other, 10 against 11.5 matmuls failed there;
-    session 46: 10 after a wait of 3, ~43 against 48, failed once beside four other test processes)."""
+    session 46: 10 after a wait of 3, ~43 against 48, failed once beside four other test processes, and this
+    margin once in five with the matmul timed once: under load that time, and so the wait, can double)."""
     x = torch.randn(2048, 2048, device="cuda") / 64
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     x @ x
-    start.record()
-    for _ in range(20):
-        x @ x
-    end.record()
-    end.synchronize()
-    matmul_s = start.elapsed_time(end) / 20 / 1000
+    stream_ms = []
+    for _ in range(5):  # the fastest of five: a wait sized under another process's load would outlast 9 matmuls
+        start.record()
+        for _ in range(20):
+            x @ x
+        end.record()
+        end.synchronize()
+        stream_ms.append(start.elapsed_time(end))
+    matmul_s = min(stream_ms) / 20 / 1000
 
     def matmuls(count):
         out = x
