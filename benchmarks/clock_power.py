@@ -136,11 +136,13 @@ def warmed_decode(
     return decode
 
 
-def describe(seen: Window) -> str:
-    """A window's samples, median SM clock, mean power and throttle masks, on one line."""
+def describe(seen: Window, seconds: float) -> str:
+    """A window's samples, median SM clock, mean power, the energy of ``seconds`` at that power (a power-capped
+    decode's time follows its energy: levers.md, session 46) and the throttle masks, on one line."""
     clock = "-" if seen.median_sm_mhz is None else f"{seen.median_sm_mhz:.0f}"
-    power = "-" if seen.mean_power_w is None else f"{seen.mean_power_w:.0f}"
-    return f"{seen.samples:4d}  {clock:>5s} MHz  {power:>4s} W  {' '.join(seen.throttle)}"
+    power, energy = ("-", "-") if seen.mean_power_w is None else (
+        f"{seen.mean_power_w:.0f}", f"{seen.mean_power_w * seconds:.1f}")
+    return f"{seen.samples:4d}  {clock:>5s} MHz  {power:>4s} W  {energy:>6s} J  {' '.join(seen.throttle)}"
 
 
 def main() -> None:
@@ -159,9 +161,9 @@ def main() -> None:
             for name in names:
                 spans.append((name, *decode(name)))
             time.sleep(0.5)
-    print(f"{len(samples)} samples; per decode: wall s, samples, median SM MHz, mean W, throttle reasons")
+    print(f"{len(samples)} samples; per decode: wall s, samples, median SM MHz, mean W, J, throttle reasons")
     for name, start, end in spans:
-        print(f"  {name:16s} {end - start:.3f} s  {describe(window(samples, start, end))}", flush=True)
+        print(f"  {name:16s} {end - start:.3f} s  {describe(window(samples, start, end), end - start)}", flush=True)
 
 
 if __name__ == "__main__":

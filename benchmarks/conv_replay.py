@@ -125,11 +125,12 @@ def main() -> None:
         start = time.time()
         lone = replay_one_at_a_time(calls, args.idle_ms / 1e3)
         lone_span = (start, time.time())
-    print(f"{len(samples)} samples; per run: wall s, samples, median SM MHz, mean W, throttle reasons")
+    print(f"{len(samples)} samples; per run: wall s, samples, median SM MHz, mean W, J, throttle reasons")
     for name, start, end in spans:
-        print(f"  {name:40s} {end - start:.3f} s  {describe(window(samples, start, end))}", flush=True)
+        print(f"  {name:40s} {end - start:.3f} s  {describe(window(samples, start, end), end - start)}", flush=True)
+    lone_wall_s = lone_span[1] - lone_span[0]  # the idle pauses too: the energy is of the whole span
     print(f"  {'the same convs one at a time, ' + format(args.idle_ms, 'g') + ' ms idle before each':40s} "
-          f"{sum(lone):.3f} s of kernels  {describe(window(samples, *lone_span))}", flush=True)
+          f"{sum(lone):.3f} s of kernels  {describe(window(samples, *lone_span), lone_wall_s)}", flush=True)
     times: dict[str, list[float]] = {}
     for name, start, end in spans:
         times.setdefault(name, []).append(end - start)

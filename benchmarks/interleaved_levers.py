@@ -87,11 +87,12 @@ def main() -> None:
                 times[name].append(wall_s(lambda: decode(name)))
                 spans[name].append((start, time.time()))
     stock = statistics.median(times["diffusers-eager"])
-    print(f"medians of {args.rounds} rounds (and nvidia-smi's samples over them: count, median SM clock, mean power):")
+    print(f"medians of {args.rounds} rounds (and nvidia-smi's samples over them: count, median SM clock, mean power, "
+          "the median's energy at that power):")
     for name, runs in times.items():
         median = statistics.median(runs)
         print(f"  {name:45s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}  "
-              f"{describe(spans_window(samples, spans[name]))}")
+              f"{describe(spans_window(samples, spans[name]), median)}")
     print("CUDA kernel seconds of one decode each, by family:")
     for name in wanops:
         seconds = kernel_seconds(lambda: decode(name))

@@ -10,7 +10,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
 import clock_power  # noqa: E402
-from clock_power import Sample, Window, parse_samples, spans_window, warmed_decode, window  # noqa: E402
+from clock_power import Sample, Window, describe, parse_samples, spans_window, warmed_decode, window  # noqa: E402
 
 from torch_wanops.bench import decode_case  # noqa: E402
 
@@ -63,6 +63,12 @@ def test_spans_window_keeps_the_samples_of_every_span():
     samples = [Sample(float(t), clock, power, mask) for t, clock, power, mask in readings]
     assert spans_window(samples, [(0.5, 1.5), (3.5, 4.5)]) == Window(2, 1650, (690 + 650) / 2, ("0x4",))
     assert spans_window(samples, []) == Window(0, None, None, ())
+
+
+def test_describe_gives_the_energy_of_the_seconds_at_the_mean_power():
+    seen = Window(339, 1515, 691.0, ("0x0000000000000004",))
+    assert describe(seen, 0.9824) == " 339   1515 MHz   691 W   678.8 J  0x0000000000000004"
+    assert describe(Window(0, None, None, ()), 0.9824) == "   0      - MHz     - W       - J  "
 
 
 def test_without_nvidia_smi_the_block_runs_with_no_samples(monkeypatch):
