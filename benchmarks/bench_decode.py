@@ -20,6 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_wanops.bench import LEVER_SWITCHES, BenchConfig, format_table, plot, run_bench  # noqa: E402
 
+# The timing of results from before run_bench said how it timed (session 46 and earlier).
+EARLIER_TIMING = "each variant's decodes in turn"
+
 
 def key(result) -> str:
     s = result["shape"]
@@ -29,11 +32,13 @@ def key(result) -> str:
 def render(results: list[dict]) -> str:
     first = results[0]
     repeats = " or ".join(str(n) for n in sorted({result["repeat"] for result in results}))
+    timings = {key(result): result.get("timing", EARLIER_TIMING) for result in results}
+    timing = next(iter(timings.values())) if len(set(timings.values())) == 1 else "timed per case as listed below"
     lines = [
         "# Wan VAE decode: stock diffusers vs torch_wanops",
         "",
         f"{first['device']}, torch {first['torch']}, triton {first['triton']}, diffusers {first['diffusers']}; "
-        f"random seeded weights; median of {repeats} decodes (each case's in decode.json) after a warm-up; "
+        f"random seeded weights; median of {repeats} decodes (each case's in decode.json) after a warm-up, {timing}; "
         "speedup over diffusers eager; "
         "peak = max allocated minus allocated before; bit-exact = torch.equal with diffusers eager.",
         "",
@@ -50,6 +55,8 @@ def render(results: list[dict]) -> str:
     refused = [f"- {key(result)}: {geometry}" for result in results for geometry in result.get("conv_layout_refused", ())]
     if refused:  # each costs cuDNN's transposes and a copy of its input (decoder.refused_conv_geometries)
         lines += ["", "Conv geometries the conv-layout check refused (they keep stock's layout), per case:", *refused]
+    if len(set(timings.values())) > 1:
+        lines += ["", "Timing, per case:", *(f"- {case}: {text}" for case, text in timings.items())]
     codes = [f"- {key(result)}: {result['code']}" for result in results if "code" in result]
     if codes:  # a matrix whose cells were measured on different code says which
         lines += ["", "Code measured, per case:", *codes]

@@ -6,6 +6,7 @@ import functools
 import importlib
 import json
 import logging
+import math
 import subprocess
 import sys
 
@@ -29,6 +30,7 @@ def test_bench_writes_the_json_schema(tmp_path, capsys):
     assert result["conv_layout_refused"] == []  # the conv-layout lever is CUDA-only: nothing checked on CPU
     assert result["model"] == "wan2.2-tiny" and result["dtype"] == "fp32"
     assert [row["variant"] for row in result["rows"]] == ["diffusers-eager", "wanops-eager"]
+    assert result["timing"] == bench.TIMING
     stock, ours = result["rows"]
     assert stock["bit_exact"] is None and stock["speedup"] == 1.0
     assert ours["bit_exact"] is True
@@ -78,6 +80,71 @@ def test_bench_first_call_of_a_compiled_variant_is_two_decodes(monkeypatch):
                                repeat=1, compile=True)
     bench.run_bench(config, progress=lambda message: variant_names.append(message.partition(":")[0]))
     assert decodes == {"diffusers-eager": 2, "wanops-eager": 2, "diffusers-compiled": 3, "wanops-compiled": 3}
+
+
+def _scripted_decodes(monkeypatch, outputs):
+    """run_bench with each timed decode replaced by ``outputs(variant, call)`` (call counted per variant, warm-ups
+    included): the decodes' order as a list of (variant, call)."""
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    in_force, order = [], []
+    original = bench.variant
+
+    @contextlib.contextmanager
+    def recording_variant(vae, name):
+        with original(vae, name):
+            in_force.append(name)
+            yield
+
+    def scripted(vae, z, device):
+        name = in_force[-1]
+        order.append((name, sum(1 for done, _ in order if done == name)))
+        return outputs(*order[-1]), 0.5 + len(order) / 1000
+
+    monkeypatch.setattr(bench, "variant", recording_variant)
+    monkeypatch.setattr(bench, "timed_decode", scripted)
+    return order
+
+
+def test_bench_interleaves_the_eager_variants_round_by_round(monkeypatch):
+    """Warm-ups first; then each round decodes stock first and the other eager variants in alternating order;
+    the compiled variants after, each warmed up twice and timed in turn."""
+    order = _scripted_decodes(monkeypatch, lambda name, call: torch.zeros(2))
+    levers = bench.LEVER_VARIANTS[:2]
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
+                               repeat=3, levers=levers, compile=True)
+    rows = bench.run_bench(config)["rows"]
+    others = ["wanops-eager", *levers]
+    forward, backward = ["diffusers-eager", *others], ["diffusers-eager", *others[::-1]]
+    compiled = [name for name in bench.COMPILED_VARIANTS for _ in range(5)]
+    assert [name for name, _ in order] == [*forward, *forward, *backward, *forward, *compiled]
+    assert [row["variant"] for row in rows] == [*forward, *bench.COMPILED_VARIANTS]
+    for row in rows:  # each row's times are its own timed decodes, not its warm-ups
+        own = [0.5 + (index + 1) / 1000 for index, (name, call) in enumerate(order) if name == row["variant"]]
+        assert row["times_s"] == own[-3:] and row["first_call_s"] == sum(own[:-3])
+        assert row["median_s"] == own[-2]
+
+
+def test_bench_compares_each_output_with_the_same_rounds_stock_output(monkeypatch):
+    """Stock's output differs from round to round here; a variant that matches each round's is exact, one that
+    misses a single round is not, and says by how much."""
+    def outputs(name, call):
+        out = torch.full((4,), float(call))
+        if name == bench.LEVER_VARIANTS[0] and call == 2:
+            out[1] += 0.25
+        return out
+
+    _scripted_decodes(monkeypatch, outputs)
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
+                               repeat=3, levers=bench.LEVER_VARIANTS[:1], compile=True)
+    rows = {row["variant"]: row for row in bench.run_bench(config)["rows"]}
+    assert rows["diffusers-eager"]["bit_exact"] is None
+    assert rows["wanops-eager"]["bit_exact"] is True and rows["wanops-eager"]["max_abs_diff"] == 0
+    lever = rows[bench.LEVER_VARIANTS[0]]
+    assert lever["bit_exact"] is False and lever["max_abs_diff"] == 0.25 and lever["psnr_db"] < math.inf
+    # The compiled variants (calls 2-4 after their two warm-ups) against the last round's stock output (call 3):
+    # equal on call 3 only.
+    assert all(rows[name]["bit_exact"] is False and rows[name]["max_abs_diff"] == 1.0
+               for name in bench.COMPILED_VARIANTS)
 
 
 def test_bench_says_when_compile_vae_keeps_the_case_eager(monkeypatch, caplog):

@@ -95,6 +95,8 @@ LEVER_SWITCHES = {
     FIVE_FRAME_STAGE_GROUPS_VARIANT: ("torch_wanops.decoder", "LATENT_STAGE_SMALLER_FRAMES", ()),
 }
 LEVER_VARIANTS = tuple(LEVER_SWITCHES)
+# How run_bench times the variants (a result's "timing"; results without it timed each variant's runs in turn).
+TIMING = "eager variants in interleaved rounds, compiled ones in turn"
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
@@ -116,15 +118,37 @@ class BenchConfig:
 
 @dataclass
 class Row:
+    """One variant's numbers (JSON-ready through asdict), filled in as its timed decodes come in."""
+
     variant: str
     median_s: float
     speedup: float | None
-    bit_exact: bool | None
+    bit_exact: bool | None  # None: the reference itself
     peak_bytes: int | None
     first_call_s: float
     times_s: list[float] = field(default_factory=list)
     max_abs_diff: float | None = None
     psnr_db: float | None = None
+
+    def timed_decode(self, vae: AutoencoderKLWan, z: torch.Tensor, device: str) -> torch.Tensor:
+        """One timed decode (in the variant already in force), its peak memory above what was allocated before."""
+        cuda = device.startswith("cuda")
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+        out, seconds = timed_decode(vae, z, device)
+        self.times_s.append(seconds)
+        if cuda:
+            self.peak_bytes = max(self.peak_bytes or 0, torch.cuda.max_memory_allocated() - base)
+        return out
+
+    def compare(self, out: torch.Tensor, reference: torch.Tensor) -> None:
+        """Fold one output's comparison with stock's into the row: exact only if every output was."""
+        exact = bool(torch.equal(out, reference) and out.stride() == reference.stride())
+        max_abs = (out.float() - reference.float()).abs().max().item()
+        self.bit_exact = exact and self.bit_exact in (None, True)
+        self.max_abs_diff = max(max_abs, self.max_abs_diff or 0.0)
+        self.psnr_db = min(psnr(out, reference), math.inf if self.psnr_db is None else self.psnr_db)
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -289,62 +313,79 @@ def psnr(a: torch.Tensor, b: torch.Tensor) -> float:
     return math.inf if mse == 0 else 10 * math.log10(4.0 / mse)
 
 
+def _finish(log: Callable[[str], None], row: Row) -> None:
+    """A variant's median once its timed decodes are in; its numbers reported at once (a run cut short keeps
+    them)."""
+    row.median_s = statistics.median(row.times_s)
+    peak = "-" if row.peak_bytes is None else f"{row.peak_bytes / 2**30:.2f} GiB"
+    log(f"{row.variant}: median {row.median_s:.3f} s, bit-exact {row.bit_exact}, peak {peak}, "
+        f"first {row.first_call_s:.1f} s")
+
+
+def _empty_cuda_cache(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+
+
 def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``)."""
+    """Decode with every variant; return the JSON-ready result (see ``wanops bench --json``).
+
+    The eager variants are timed in interleaved rounds: each round decodes stock first, then the others, in
+    alternating order from round to round, so that drift (clocks, temperature, another process on the CPU) falls
+    on every variant alike; each output is checked against the same round's stock output. The compiled variants
+    follow, each warmed up (compiled) once and then timed ``repeat`` times in turn, against the last stock output:
+    entering a compiled variant again would compile it again.
+    """
+    log = progress or (lambda message: None)
     vae = load_vae(config)
     z = make_latents(config, vae)
     unknown = [lever for lever in config.levers if lever not in LEVER_SWITCHES]
     if unknown:
         raise ValueError(f"levers must be among {LEVER_VARIANTS}, got {unknown}")
-    names = [*VARIANTS[:2], *(lever for lever in LEVER_VARIANTS if lever in config.levers)]
-    if config.compile:
-        names += VARIANTS[2:]
-    rows: list[Row] = []
-    reference: torch.Tensor | None = None
+    eager = [*VARIANTS[:2], *(lever for lever in LEVER_VARIANTS if lever in config.levers)]
+    compiled = list(COMPILED_VARIANTS) if config.compile else []
+    rows: dict[str, Row] = {}
     # This case's conv-layout checks from scratch, so that its refusals below are its own.
     decoder_module.clear_conv_verdicts()
-    for name in names:
+    for name in eager:
         with variant(vae, name):
-            if progress:
-                progress(f"{name}: first call")
+            log(f"{name}: first call")
             out, first = timed_decode(vae, z, config.device)
-            if name in COMPILED_VARIANTS:
-                # Compilation takes two decodes. wanops: the first runs each chunk shape eagerly (the conv
-                # checks) and compiles the later chunks' graph, the second the first chunk's
-                # (torch_wanops.prewarm). Stock: its second decode compiled for another 42-53 s on an H200
-                # (its first timed decode until session 23), as its forward's frames meet new cache states.
-                del out
-                out, second = timed_decode(vae, z, config.device)
-                first += second
-            del out
-            if config.device.startswith("cuda"):
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats()
-                base = torch.cuda.memory_allocated()
-            times = []
-            for index in range(config.repeat):
-                if progress:
-                    progress(f"{name}: run {index + 1}/{config.repeat}")
-                out, seconds = timed_decode(vae, z, config.device)
-                times.append(seconds)
-                if index < config.repeat - 1:
-                    del out
-            peak = torch.cuda.max_memory_allocated() - base if config.device.startswith("cuda") else None
-        if reference is None:
-            reference = out
-            exact, max_abs, quality = None, None, None
-        else:
-            exact = bool(torch.equal(out, reference) and out.stride() == reference.stride())
-            max_abs = (out.float() - reference.float()).abs().max().item()
-            quality = psnr(out, reference)
         del out
-        rows.append(Row(name, statistics.median(times), None, exact, peak, first, times, max_abs, quality))
-        if progress:  # each variant's numbers as soon as they exist: a run cut short still reports them
-            peak_text = "-" if peak is None else f"{peak / 2**30:.2f} GiB"
-            progress(f"{name}: median {rows[-1].median_s:.3f} s, bit-exact {exact}, peak {peak_text}, "
-                     f"first {first:.1f} s")
-    for row in rows:
-        row.speedup = rows[0].median_s / row.median_s
+        rows[name] = Row(name, math.nan, None, None, None, first)
+    _empty_cuda_cache(config.device)
+    stock, others = eager[0], eager[1:]
+    for index in range(config.repeat):
+        reference = None  # this round's stock output replaces the last one's, not beside it
+        for name in [stock, *(others if index % 2 == 0 else others[::-1])]:
+            log(f"{name}: run {index + 1}/{config.repeat}")
+            with variant(vae, name):
+                out = rows[name].timed_decode(vae, z, config.device)
+            if reference is None:
+                reference = out
+            else:
+                rows[name].compare(out, reference)
+            del out
+    for name in eager:
+        _finish(log, rows[name])
+    for name in compiled:
+        with variant(vae, name):
+            log(f"{name}: first call")
+            # Compilation takes two decodes. wanops: the first runs each chunk shape eagerly (the conv
+            # checks) and compiles the later chunks' graph, the second the first chunk's
+            # (torch_wanops.prewarm). Stock: its second decode compiled for another 42-53 s on an H200
+            # (its first timed decode until session 23), as its forward's frames meet new cache states.
+            firsts = [timed_decode(vae, z, config.device)[1] for _ in range(2)]
+            rows[name] = Row(name, math.nan, None, None, None, sum(firsts))
+            _empty_cuda_cache(config.device)
+            for index in range(config.repeat):
+                log(f"{name}: run {index + 1}/{config.repeat}")
+                out = rows[name].timed_decode(vae, z, config.device)
+                rows[name].compare(out, reference)
+                del out
+        _finish(log, rows[name])
+    for row in rows.values():
+        row.speedup = rows[stock].median_s / row.median_s
     result = environment(config.device)
     result.update(
         model=config.model,
@@ -353,7 +394,8 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         weights=config.weights or "random (seeded)",
         channels_last=config.channels_last,
         repeat=config.repeat,
-        rows=[asdict(row) for row in rows],
+        timing=TIMING,
+        rows=[asdict(row) for row in rows.values()],
         conv_layout_refused=[describe_geometry(geometry) for geometry in decoder_module.refused_conv_geometries()],
         conv_chunked=[describe_geometry(geometry) for geometry in decoder_module.chunked_conv_geometries()],
     )
