@@ -22,7 +22,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
 from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
-from torch_wanops.decoder import OmniWanDecoder
+from torch_wanops.decoder import OmniWanDecoder, runs_stock_under_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        if self._keeps_eager(x.device, x.dtype):
+        if self._keeps_eager(x.device, x.dtype) or runs_stock_under_autocast(x):
             return self.eager(x, feat_cache, feat_idx, first_chunk, True)
         signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)
         caching = feat_cache is not None

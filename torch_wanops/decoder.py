@@ -1913,8 +1913,33 @@ def batches_latent_stage(decoder: nn.Module) -> bool:
     )
 
 
+_autocast_devices_logged: set[str] = set()
+
+
+def runs_stock_under_autocast(x: torch.Tensor) -> bool:
+    """Whether autocast is on for x's device type, where the decoder runs stock's modules instead of the ops.
+
+    Autocast changes stock's arithmetic, not only its dtypes: on CUDA it reduces ``F.normalize``'s norm in fp32 and
+    returns it in fp32, so that the division, gamma and SiLU stay in fp32 until the next conv casts its input, where
+    the ops reproduce stock's rounding after every step without autocast. The ops get no autocast casts of their
+    own, and the conv checks' verdicts are kept per dtype a tensor carries, not per dtype autocast computes in.
+    Stock's modules are exact under autocast by construction (and no faster); logged once per device type."""
+    device_type = x.device.type
+    if not torch.is_autocast_enabled(device_type):
+        return False
+    if device_type not in _autocast_devices_logged:
+        _autocast_devices_logged.add(device_type)
+        logger.warning(
+            "torch_wanops: autocast is on for %s: the Wan decoder runs stock diffusers' modules (exact under "
+            "autocast, not faster); decode outside autocast, with the VAE in the dtype wanted, for the fast path.",
+            device_type,
+        )
+    return True
+
+
 class OmniWanDecoder(WanDecoder3d):
-    """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit."""
+    """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit (stock's own modules under
+    autocast: runs_stock_under_autocast)."""
 
     #: On CUDA in bf16, fp32 and fp16 (FP32_/FP16_CHANNELS_LAST_CONVS), feed the residual blocks' and the
     #: head's convs channels_last_3d input and add the bias while transposing the output back:
@@ -1942,6 +1967,8 @@ class OmniWanDecoder(WanDecoder3d):
         zero_rep: bool = False,
     ) -> torch.Tensor:
         """One latent chunk; ``zero_rep`` stores the "Rep" marker as zero frames (same output bits)."""
+        if runs_stock_under_autocast(x):
+            return WanDecoder3d.forward(self, x, feat_cache, feat_idx, first_chunk)
         # A channels-last decode (latents and conv weights channels_last_3d) was not
         # bit-exact with the lever on the H200: channels-last latents keep stock's layout.
         channels_last = self.channels_last_convs and not is_channels_last(x)
@@ -2032,9 +2059,10 @@ def decode_batching_latent_stage(
 ) -> DecoderOutput | tuple[torch.Tensor]:
     """``AutoencoderKLWan._decode`` (diffusers 0.42) with the frame loop of OmniWanDecoder.decode_latents, which
     runs the latent stage on several frames per call where that is exact; stock's own ``_decode`` (tiling, a
-    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES) where batches_latent_stage says no."""
+    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES, autocast) where
+    batches_latent_stage says no."""
     if vae.use_tiling or z.shape[2] < 2 or z.device.type not in LATENT_STAGE_DEVICES or not batches_latent_stage(
-            vae.decoder):
+            vae.decoder) or runs_stock_under_autocast(z):
         return AutoencoderKLWan._decode(vae, z, return_dict=return_dict)
     vae.clear_cache()
     out = vae.decoder.decode_latents(vae.post_quant_conv(z), vae._feat_map)
