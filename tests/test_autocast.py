@@ -123,3 +123,10 @@ def test_decode_under_cuda_autocast_gives_stocks_bits(arch, dtype, autocast_dtyp
         torch_wanops.compile_vae(vae, enabled=True)
     z = latents(arch, dtype, "cuda", frames=5, batch=2)
     _assert_stock_bits(_decode(vae, z, autocast_dtype, "cuda"), _decode(stock, z, autocast_dtype, "cuda"))
+
+
+def test_a_device_type_without_autocast_takes_the_ops():
+    """Meta tensors (benchmarks/memory_estimate.py's decodes) have no autocast to ask about: not stock's modules."""
+    assert "meta" not in decoder_module.AUTOCAST_DEVICE_TYPES
+    assert not decoder_module.runs_stock_under_autocast(torch.empty(1, 2, 1, 2, 2, device="meta"))
+    assert {"cpu", "cuda"} <= decoder_module.AUTOCAST_DEVICE_TYPES

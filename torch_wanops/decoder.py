@@ -1914,6 +1914,13 @@ def batches_latent_stage(decoder: nn.Module) -> bool:
 
 
 _autocast_devices_logged: set[str] = set()
+# The device types that have autocast here (torch.is_autocast_enabled raises for the others, such as meta), found
+# once at import: a compiled graph's trace then only reads torch.is_autocast_enabled, which Dynamo guards on.
+AUTOCAST_DEVICE_TYPES = frozenset(
+    device_type
+    for device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", torch._C._get_privateuse1_backend_name())
+    if torch.amp.is_autocast_available(device_type)
+)
 
 
 def runs_stock_under_autocast(x: torch.Tensor) -> bool:
@@ -1925,7 +1932,7 @@ def runs_stock_under_autocast(x: torch.Tensor) -> bool:
     own, and the conv checks' verdicts are kept per dtype a tensor carries, not per dtype autocast computes in.
     Stock's modules are exact under autocast by construction (and no faster); logged once per device type."""
     device_type = x.device.type
-    if not torch.is_autocast_enabled(device_type):
+    if device_type not in AUTOCAST_DEVICE_TYPES or not torch.is_autocast_enabled(device_type):
         return False
     if device_type not in _autocast_devices_logged:
         _autocast_devices_logged.add(device_type)
