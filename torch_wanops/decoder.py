@@ -73,7 +73,13 @@ from torch_wanops.ops.cat_pad_5d import padded_shape
 from torch_wanops.ops.conv3d_chunked import TAIL_TILE, k_steps
 from torch_wanops.ops.conv3d_chunked import takes_kernel as takes_chunked_kernel
 from torch_wanops.ops.dup_up3d_add import expected_main_shape
-from torch_wanops.ops.rms_norm_cat_pad_5d import chunk_ctas, frame_chunks, kernel_norm_is_atens, per_frame_chunk
+from torch_wanops.ops.rms_norm_cat_pad_5d import (
+    NORM_IS_INSTALLED_DIFFUSERS,
+    chunk_ctas,
+    frame_chunks,
+    kernel_norm_is_atens,
+    per_frame_chunk,
+)
 from torch_wanops.ops.wan_rms_norm import wan_norm_shape
 from torch_wanops.ops._common import (
     aten_suggests_channels_last,
@@ -200,9 +206,11 @@ def causal_conv(
 
 def _fusable_norm(norm: nn.Module, x: torch.Tensor, images: bool = False) -> bool:
     # rms_norm_cat_pad_5d implements the bias-free channel-first norm (bias is the float 0.0),
-    # of video (gamma (C, 1, 1, 1)) or, with images, of frames (gamma (C, 1, 1)).
+    # of video (gamma (C, 1, 1, 1)) or, with images, of frames (gamma (C, 1, 1)), as the installed
+    # diffusers computes it in x's dtype (diffusers >= 0.38 for fp16 and bf16).
     return (
-        walkable(norm, WanRMS_norm)
+        NORM_IS_INSTALLED_DIFFUSERS.get(x.dtype, False)
+        and walkable(norm, WanRMS_norm)
         and norm.channel_first
         and isinstance(norm.bias, float)
         and norm.bias == 0.0

@@ -38,10 +38,12 @@ stock expression gives for canonically laid-out contiguous or channels-last inpu
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
 
+import diffusers
 import torch
 import torch.nn.functional as F
 
@@ -67,6 +69,9 @@ from torch_wanops.ops.cat_pad_5d import (
     launch_cat_pad_5d,
     padded_shape,
 )
+from torch_wanops.ops.wan_rms_norm import wan_rms_norm_reference
+
+logger = logging.getLogger(__name__)
 
 _kernels = _backend.kernel_module("cat_pad_5d")
 _norm_kernels = _backend.kernel_module("channel_norm")
@@ -138,6 +143,32 @@ def rms_norm_silu_reference(x: torch.Tensor, gamma: torch.Tensor, scale: float, 
     normalized = F.normalize(wide, dim=1) if x_norm is None else wide / x_norm.clamp_min(1e-12).expand_as(wide)
     y = normalized.to(x.dtype) * scale * gamma + 0.0
     return F.silu(y) if silu else y
+
+
+def installed_norm_rounds_as_reference(dtype: torch.dtype) -> bool:
+    """Whether the installed diffusers' ``WanRMS_norm`` gives ``rms_norm_silu_reference``'s bits in ``dtype``, on a
+    fixed random input on the CPU. Since diffusers 0.38 it normalizes fp16 and bf16 in fp32 and rounds once, as the
+    reference does; before, ``F.normalize`` ran in x's dtype, rounding the norm and the quotient to it."""
+    generator = torch.Generator().manual_seed(0)
+    x = (torch.randn(1, 16, 2, 8, 8, generator=generator) * 4).to(dtype)
+    gamma = (torch.rand(16, 1, 1, 1, generator=generator) + 0.5).to(dtype)
+    scale = 16**0.5
+    with torch.no_grad():
+        stock = wan_rms_norm_reference(x, gamma, scale, True, None, False)
+        return torch.equal(stock, rms_norm_silu_reference(x, gamma, scale, False))
+
+
+# Per dtype, whether this op's norm is the installed diffusers' (decoder._fusable_norm runs stock's norm where not).
+NORM_IS_INSTALLED_DIFFUSERS = {
+    dtype: installed_norm_rounds_as_reference(dtype)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+}
+if not all(NORM_IS_INSTALLED_DIFFUSERS.values()):
+    logger.warning(
+        "torch_wanops: diffusers %s's WanRMS_norm rounds otherwise than the fused norm (which follows diffusers >= "
+        "0.38) in %s: the decoder's norms in those dtypes run diffusers' own code (exact, slower)",
+        diffusers.__version__, ", ".join(str(dtype) for dtype, same in NORM_IS_INSTALLED_DIFFUSERS.items() if not same),
+    )
 
 
 def _out_memory_format(x: torch.Tensor, cache: torch.Tensor | None, channels_last: bool) -> torch.memory_format:
