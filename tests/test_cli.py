@@ -262,6 +262,14 @@ def test_info_lists_implementations(capsys):
     assert "fp64: reference" in out
 
 
+def test_info_shows_where_the_norm_is_fused(capsys, monkeypatch):
+    norm_op = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d")
+    monkeypatch.setitem(norm_op.NORM_IS_INSTALLED_DIFFUSERS, torch.bfloat16, False)
+    assert cli.main(["--device", "cpu", "info"]) == 0
+    out = capsys.readouterr().out.split("fused norms")[1]
+    assert "bf16: diffusers own" in out and "fp16: fused" in out and "fp32: fused" in out and "fp64: fused" in out
+
+
 def test_info_shows_which_dtypes_compile_vae_compiles(capsys, monkeypatch):
     from torch_wanops import compile as compile_module
 

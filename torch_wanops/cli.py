@@ -161,6 +161,10 @@ def _info(args: argparse.Namespace) -> int:
     for dtype_name, dtype in DTYPES.items():
         compiled = (torch.device(args.device).type, dtype) in compile_module.GRAPHS_GIVING_STOCK_BITS
         print(f"    {args.device} {dtype_name}: {'compiled' if compiled else 'eager'}")
+    print("fused norms (the installed diffusers' WanRMS_norm rounds as rms_norm_cat_pad_5d does; else diffusers' own):")
+    fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
+    for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
+        print(f"    {dtype_name}: {'fused' if fused[dtype] else 'diffusers own'}")
     return 0
 
 
