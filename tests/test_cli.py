@@ -231,6 +231,20 @@ def test_bench_rejects_bad_frames():
                   "--frames", "4", "--repeat", "1"])
 
 
+@pytest.mark.parametrize("argv,rounds", [([], 5), (["--repeat", "2"], 2)])
+def test_bench_on_cpu_times_five_rounds_by_default(monkeypatch, argv, rounds):
+    configs = []
+
+    def captured(config, progress=None):
+        configs.append(config)
+        raise KeyboardInterrupt  # no decode: only the config is under test
+
+    monkeypatch.setattr(cli, "run_bench", captured)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["--device", "cpu", "bench", *argv])
+    assert configs[0].repeat == rounds and configs[0].model == "wan2.1-tiny"
+
+
 def test_bench_rejects_bad_repeat():
     with pytest.raises(SystemExit) as excinfo:
         cli.main(["--device", "cpu", "bench", "--repeat", "0"])
