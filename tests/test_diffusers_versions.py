@@ -73,3 +73,11 @@ def test_decodes_under_the_older_norm_give_its_bits(diffusers_before_0_38, monke
         monkeypatch.setitem(decoder_module.NORM_IS_INSTALLED_DIFFUSERS, dtype, True)
         with torch.no_grad():
             assert not torch.equal(omni.decode(z, return_dict=False)[0], expected)
+
+
+def test_a_norm_that_cannot_be_checked_is_not_fused(monkeypatch):
+    def unsupported(self, x):
+        raise NotImplementedError(f"no CPU kernel for {x.dtype}")
+
+    monkeypatch.setattr(WanRMS_norm, "forward", unsupported)
+    assert not norm_op.installed_norm_rounds_as_reference(torch.bfloat16)
