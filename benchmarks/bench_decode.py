@@ -33,7 +33,8 @@ def render(results: list[dict]) -> str:
     first = results[0]
     repeats = " or ".join(str(n) for n in sorted({result["repeat"] for result in results}))
     timings = {key(result): result.get("timing", EARLIER_TIMING) for result in results}
-    timing = next(iter(timings.values())) if len(set(timings.values())) == 1 else "timed per case as listed below"
+    per_case = len(set(timings.values())) > 1
+    timing = "timed per case as listed below" if per_case else next(iter(timings.values()))
     lines = [
         "# Wan VAE decode: stock diffusers vs torch_wanops",
         "",
@@ -55,7 +56,7 @@ def render(results: list[dict]) -> str:
     refused = [f"- {key(result)}: {geometry}" for result in results for geometry in result.get("conv_layout_refused", ())]
     if refused:  # each costs cuDNN's transposes and a copy of its input (decoder.refused_conv_geometries)
         lines += ["", "Conv geometries the conv-layout check refused (they keep stock's layout), per case:", *refused]
-    if len(set(timings.values())) > 1:
+    if per_case:
         lines += ["", "Timing, per case:", *(f"- {case}: {text}" for case, text in timings.items())]
     codes = [f"- {key(result)}: {result['code']}" for result in results if "code" in result]
     if codes:  # a matrix whose cells were measured on different code says which

@@ -130,7 +130,7 @@ class Row:
     max_abs_diff: float | None = None
     psnr_db: float | None = None
 
-    def timed_decode(self, vae: AutoencoderKLWan, z: torch.Tensor, device: str) -> torch.Tensor:
+    def record_decode(self, vae: AutoencoderKLWan, z: torch.Tensor, device: str) -> torch.Tensor:
         """One timed decode (in the variant already in force), its peak memory above what was allocated before."""
         cuda = device.startswith("cuda")
         if cuda:
@@ -360,7 +360,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         for name in [stock, *(others if index % 2 == 0 else others[::-1])]:
             log(f"{name}: run {index + 1}/{config.repeat}")
             with variant(vae, name):
-                out = rows[name].timed_decode(vae, z, config.device)
+                out = rows[name].record_decode(vae, z, config.device)
             if reference is None:
                 reference = out
             else:
@@ -380,7 +380,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
             _empty_cuda_cache(config.device)
             for index in range(config.repeat):
                 log(f"{name}: run {index + 1}/{config.repeat}")
-                out = rows[name].timed_decode(vae, z, config.device)
+                out = rows[name].record_decode(vae, z, config.device)
                 rows[name].compare(out, reference)
                 del out
         _finish(log, rows[name])
