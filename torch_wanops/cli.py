@@ -14,6 +14,7 @@ import torch
 
 from torch_wanops import _backend
 from torch_wanops import compile as compile_module
+from torch_wanops import diffusers_code
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
 from torch_wanops.configs import CONFIGS
 
@@ -166,6 +167,10 @@ def _info(args: argparse.Namespace) -> int:
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
     for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
         print(f"    {dtype_name}: {'fused' if fused[dtype] else 'diffusers own'}")
+    version, recorded = diffusers_code.diffusers.__version__, diffusers_code.RECORDED_VERSIONS
+    print(f"diffusers {version}'s decoder code (recorded: {recorded}):")
+    changed = diffusers_code.changed_functions()
+    print(f"    changed, run as diffusers has them: {', '.join(changed)}" if changed else "    as recorded")
     return 0
 
 

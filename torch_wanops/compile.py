@@ -22,7 +22,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
 from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
-from torch_wanops.decoder import OmniWanDecoder, runs_stock_under_autocast
+from torch_wanops.decoder import OmniWanDecoder, runs_stock_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +145,8 @@ class _ChunkForward:
     eagerly: the per-geometry conv checks (layout, chunked conv) run there and record their
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
     while Dynamo traces). With ``exact``, chunks of a device and dtype outside
-    GRAPHS_GIVING_STOCK_BITS always run eagerly. The chunks after an eager one in the same
+    GRAPHS_GIVING_STOCK_BITS always run eagerly, as do those that decoder.runs_stock_decoder sends to stock's
+    forward (autocast, an installed forward the walk does not mirror). The chunks after an eager one in the same
     decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
     strides, which compiled chunks may lay out otherwise (they did after the attention, before
     its output took eager's layout in graphs: decoder._in_eager_layout), and a decode would need
@@ -175,7 +176,7 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        if self._keeps_eager(x.device, x.dtype) or runs_stock_under_autocast(x):
+        if self._keeps_eager(x.device, x.dtype) or runs_stock_decoder(x):
             return self.eager(x, feat_cache, feat_idx, first_chunk, True)
         signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)
         caching = feat_cache is not None

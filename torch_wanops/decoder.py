@@ -14,7 +14,8 @@ the mid block's attention normalizes with ``rms_norm_cat_pad_5d`` (no padding).
 Norms in layouts the fused op does not mirror run stock's code as one op
 (``wan_rms_norm``, which a compiled graph does not decompose); the attention's convs
 and SDPA and the upsamplers' other layers are the stock child modules, called as they are. A
-child of a type the walk does not know, or one carrying hooks, runs its own stock
+child of a type the walk does not know, one carrying hooks, or one whose class's code is not the
+code the walk mirrors (diffusers_code: a diffusers release or patch that changed it) runs its own
 ``forward``.
 """
 
@@ -56,6 +57,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import (
 from diffusers.models.autoencoders.vae import DecoderOutput
 
 from torch_wanops import _backend
+from torch_wanops.diffusers_code import runs_recorded_code
 from torch_wanops.ops import (
     bias_add_contiguous,
     bias_add_contiguous_norm,
@@ -113,16 +115,18 @@ def _stock_cached_conv(conv: nn.Module, x: torch.Tensor, feat_cache: list, feat_
 def walkable(module: nn.Module, expected: type) -> bool:
     """Whether the walk may stand in for ``module``'s forward.
 
-    Only a module of exactly the expected stock type, with no hooks: diffusers'
-    and accelerate's hooks (layerwise casting, group or sequential offload) replace
-    the instance's ``forward`` or register forward hooks, and must keep running, so
-    such a module is called as it is.
+    Only a module of exactly the expected stock type, with no hooks, whose class runs the
+    code the walk mirrors (diffusers_code: not a diffusers release or patch that changed
+    it): diffusers' and accelerate's hooks (layerwise casting, group or sequential
+    offload) replace the instance's ``forward`` or register forward hooks, and must keep
+    running, so such a module is called as it is.
     """
     return (
         type(module) is expected
         and "forward" not in module.__dict__
         and not module._forward_hooks
         and not module._forward_pre_hooks
+        and runs_recorded_code(expected)
     )
 
 
@@ -1952,9 +1956,15 @@ def runs_stock_under_autocast(x: torch.Tensor) -> bool:
     return True
 
 
+def runs_stock_decoder(x: torch.Tensor) -> bool:
+    """Whether OmniWanDecoder runs chunk x through ``WanDecoder3d.forward`` as diffusers has it: where that is not
+    the code the walk mirrors (diffusers_code), and under autocast (runs_stock_under_autocast)."""
+    return not runs_recorded_code(WanDecoder3d) or runs_stock_under_autocast(x)
+
+
 class OmniWanDecoder(WanDecoder3d):
-    """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit (stock's own modules under
-    autocast: runs_stock_under_autocast)."""
+    """Drop-in ``WanDecoder3d`` whose forward runs through the wanops ops, bit for bit (stock's own forward where
+    runs_stock_decoder says so)."""
 
     #: On CUDA in bf16, fp32 and fp16 (FP32_/FP16_CHANNELS_LAST_CONVS), feed the residual blocks' and the
     #: head's convs channels_last_3d input and add the bias while transposing the output back:
@@ -1982,7 +1992,7 @@ class OmniWanDecoder(WanDecoder3d):
         zero_rep: bool = False,
     ) -> torch.Tensor:
         """One latent chunk; ``zero_rep`` stores the "Rep" marker as zero frames (same output bits)."""
-        if runs_stock_under_autocast(x):
+        if runs_stock_decoder(x):
             return WanDecoder3d.forward(self, x, feat_cache, feat_idx, first_chunk)
         # A channels-last decode (latents and conv weights channels_last_3d) was not
         # bit-exact with the lever on the H200: channels-last latents keep stock's layout.
@@ -2074,10 +2084,10 @@ def decode_batching_latent_stage(
 ) -> DecoderOutput | tuple[torch.Tensor]:
     """``AutoencoderKLWan._decode`` (diffusers 0.42) with the frame loop of OmniWanDecoder.decode_latents, which
     runs the latent stage on several frames per call where that is exact; stock's own ``_decode`` (tiling, a
-    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES, autocast) where
-    batches_latent_stage says no."""
+    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES, autocast, an installed
+    ``_decode`` that is not the code this mirrors) where batches_latent_stage says no."""
     if vae.use_tiling or z.shape[2] < 2 or z.device.type not in LATENT_STAGE_DEVICES or not batches_latent_stage(
-            vae.decoder) or runs_stock_under_autocast(z):
+            vae.decoder) or runs_stock_under_autocast(z) or not runs_recorded_code(AutoencoderKLWan, "_decode"):
         return AutoencoderKLWan._decode(vae, z, return_dict=return_dict)
     vae.clear_cache()
     out = vae.decoder.decode_latents(vae.post_quant_conv(z), vae._feat_map)
