@@ -6,11 +6,15 @@ what does not change the computation (docstrings, annotations, comments, layout,
 apart what does.
 """
 
+import ast
 import inspect
 import logging
+import textwrap
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from diffusers.models.autoencoders import autoencoder_kl_wan
 from diffusers.models.autoencoders.autoencoder_kl_wan import AutoencoderKLWan, WanDecoder3d, WanResidualBlock
 from test_decoder import assert_same_decode, latents, pair
@@ -74,7 +78,7 @@ OTHER_COMPUTATION = {  # variant: (BASE's text, its replacement)
 
 
 def _digest(source):
-    return diffusers_code.tree_digest(diffusers_code.ast.parse(source).body[0])
+    return diffusers_code.tree_digest(ast.parse(source).body[0])
 
 
 @pytest.mark.parametrize("variant", sorted(SAME_COMPUTATION))
@@ -87,6 +91,35 @@ def test_the_digest_tells_other_code_apart(variant):
     text, replacement = OTHER_COMPUTATION[variant]
     assert BASE.count(text) == 1
     assert _digest(BASE.replace(text, replacement)) != _digest(BASE)
+
+
+def _installed_source(qualified):
+    class_name, name = qualified.split(".")
+    return textwrap.dedent(inspect.getsource(getattr(getattr(autoencoder_kl_wan, class_name), name)))
+
+
+@given(qualified=st.sampled_from(sorted(diffusers_code.MIRRORED_CODE)), data=st.data())
+def test_comments_anywhere_in_the_installed_code_keep_its_digest(qualified, data):
+    """Full-line comments between any of its lines (inside brackets too)."""
+    lines = _installed_source(qualified).splitlines()
+    insert_at = data.draw(st.lists(st.integers(1, len(lines)), max_size=6), label="comment lines before")
+    for index in sorted(insert_at, reverse=True):
+        lines.insert(index, "    # " + data.draw(st.text("abc =+-()", max_size=12), label="comment"))
+    assert _digest("\n".join(lines)) in diffusers_code.MIRRORED_CODE[qualified]
+
+
+def _constants(tree):
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Constant) and type(node.value) in (int, float)]
+
+
+@given(qualified=st.sampled_from(sorted(name for name in diffusers_code.MIRRORED_CODE
+                                        if _constants(ast.parse(_installed_source(name))))),
+       data=st.data())
+def test_any_changed_number_in_the_installed_code_changes_its_digest(qualified, data):
+    tree = ast.parse(_installed_source(qualified))
+    constant = data.draw(st.sampled_from(_constants(tree)), label="constant")
+    constant.value += data.draw(st.sampled_from([1, -1, 0.5]), label="change")
+    assert diffusers_code.tree_digest(tree.body[0]) not in diffusers_code.MIRRORED_CODE[qualified]
 
 
 def test_code_that_cannot_be_read_has_no_digest():
