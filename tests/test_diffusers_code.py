@@ -7,6 +7,7 @@ apart what does.
 """
 
 import ast
+import functools
 import inspect
 import logging
 import textwrap
@@ -129,6 +130,26 @@ def test_code_that_cannot_be_read_has_no_digest():
         "WanResidualBlock.forward"]
 
 
+def test_a_wrapper_of_the_recorded_code_has_no_digest():
+    """inspect reads a functools.wraps wrapper's source from the function it wraps: not the wrapper's code."""
+    recorded = WanResidualBlock.forward
+
+    @functools.wraps(recorded)
+    def wrapper(self, x, feat_cache=None, feat_idx=[0]):  # noqa: B006 - the stock signature
+        return recorded(self, x, feat_cache, feat_idx) * 0.5
+
+    assert diffusers_code.tree_digest(ast.parse(textwrap.dedent(inspect.getsource(wrapper))).body[0]) in \
+        diffusers_code.MIRRORED_CODE["WanResidualBlock.forward"]
+    assert diffusers_code.code_digest(wrapper) is None
+
+
+def test_the_digest_leaves_the_tree_as_it_was():
+    tree = ast.parse(SAME_COMPUTATION["annotations"])
+    before = ast.dump(tree)
+    diffusers_code.tree_digest(tree.body[0])
+    assert ast.dump(tree) == before
+
+
 def test_what_the_walk_does_not_mirror_counts_as_recorded():
     assert diffusers_code.runs_recorded_code(torch.nn.Conv2d)
     assert diffusers_code.runs_recorded_code(WanDecoder3d, "__init__")  # not a mirrored function
@@ -137,9 +158,11 @@ def test_what_the_walk_does_not_mirror_counts_as_recorded():
 
 @pytest.fixture
 def halved_residual_blocks(monkeypatch):
-    """WanResidualBlock.forward replaced, on the class, by code that computes something else."""
+    """WanResidualBlock.forward replaced, on the class, by code that computes something else (a wrapper, as patches
+    are often written, whose source inspect would take from the recorded forward)."""
     recorded = WanResidualBlock.forward
 
+    @functools.wraps(recorded)
     def halved(self, x, feat_cache=None, feat_idx=[0]):  # noqa: B006 - the stock signature
         return recorded(self, x, feat_cache, feat_idx) * 0.5
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import hashlib
 import inspect
 import logging
@@ -66,6 +67,7 @@ def _canonical(node: object) -> str:
 
 
 def _without_docstring_and_annotations(function: ast.FunctionDef) -> ast.FunctionDef:
+    function = copy.deepcopy(function)
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
@@ -86,7 +88,10 @@ def tree_digest(function: ast.FunctionDef) -> str:
 
 def code_digest(function: Callable) -> str | None:
     """tree_digest of ``function``'s source; None where that cannot be read or is not one function definition (a
-    lambda, a builtin, a callable object)."""
+    lambda, a builtin, a callable object), and for a wrapper (``functools.wraps``), whose source inspect would
+    take from the function it wraps."""
+    if hasattr(function, "__wrapped__"):
+        return None
     try:
         source = textwrap.dedent(inspect.getsource(function))
         tree = ast.parse(source)
@@ -97,7 +102,7 @@ def code_digest(function: Callable) -> str | None:
     return tree_digest(tree.body[0])
 
 
-# The mirrored diffusers classes by name, and the function of each that the walk mirrors.
+# Each mirrored diffusers class, and the name of its function that the walk mirrors.
 _MIRRORED_CLASSES: dict[type, str] = {
     getattr(autoencoder_kl_wan, qualified.split(".")[0]): qualified.split(".")[1] for qualified in MIRRORED_CODE
 }
