@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+import diffusers
 import torch
 
 from torch_wanops import _backend
@@ -167,8 +168,7 @@ def _info(args: argparse.Namespace) -> int:
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
     for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
         print(f"    {dtype_name}: {'fused' if fused[dtype] else 'diffusers own'}")
-    version, recorded = diffusers_code.diffusers.__version__, diffusers_code.RECORDED_VERSIONS
-    print(f"diffusers {version}'s decoder code (recorded: {recorded}):")
+    print(f"diffusers {diffusers.__version__}'s decoder code (recorded: {diffusers_code.RECORDED_VERSIONS}):")
     changed = diffusers_code.changed_functions()
     print(f"    changed, run as diffusers has them: {', '.join(changed)}" if changed else "    as recorded")
     return 0
