@@ -22,7 +22,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
 from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
-from torch_wanops.decoder import OmniWanDecoder, runs_stock_decoder
+from torch_wanops.decoder import OmniWanDecoder, neutral_autocast_set_aside, runs_stock_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -146,8 +146,9 @@ class _ChunkForward:
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
     while Dynamo traces). With ``exact``, chunks of a device and dtype outside
     GRAPHS_GIVING_STOCK_BITS always run eagerly, as do those that decoder.runs_stock_decoder sends to stock's
-    forward (autocast, an installed forward the walk does not mirror). The chunks after an eager one in the same
-    decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
+    forward (autocast that changes stock's arithmetic, an installed forward the walk does not mirror); an autocast
+    that leaves the decode alone is set aside (decoder.neutral_autocast_set_aside). The chunks after an eager one
+    in the same decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
     strides, which compiled chunks may lay out otherwise (they did after the attention, before
     its output took eager's layout in graphs: decoder._in_eager_layout), and a decode would need
     one more graph. The graphs read cuDNN's TF32 setting when traced: after a change, the decoder
@@ -176,6 +177,11 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
+        with neutral_autocast_set_aside((self.eager.__self__,), x):
+            return self._forward(x, feat_cache, feat_idx, first_chunk)
+
+    def _forward(self, x: torch.Tensor, feat_cache: list[Any] | None, feat_idx: list[int], first_chunk: bool
+                 ) -> torch.Tensor:
         if self._keeps_eager(x.device, x.dtype) or runs_stock_decoder(x):
             return self.eager(x, feat_cache, feat_idx, first_chunk, True)
         signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)

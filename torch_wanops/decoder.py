@@ -1933,25 +1933,65 @@ AUTOCAST_DEVICE_TYPES = frozenset(
     for device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", torch._C._get_privateuse1_backend_name())
     if torch.amp.is_autocast_available(device_type)
 )
+# Each device type's autocast dtype outside any autocast region: the walk sets a neutral autocast aside with it, so
+# that the global state a compiled graph guards on is the one it was compiled under (no second graph).
+_AUTOCAST_DEFAULT_DTYPES = {device_type: torch.get_autocast_dtype(device_type) for device_type in AUTOCAST_DEVICE_TYPES}
+
+
+def _autocast_on(x: torch.Tensor) -> bool:
+    device_type = x.device.type
+    return device_type in AUTOCAST_DEVICE_TYPES and torch.is_autocast_enabled(device_type)
+
+
+def autocast_leaves_decode_alone(modules: tuple[nn.Module, ...], x: torch.Tensor) -> bool:
+    """Whether the autocast on for x's device type computes stock's decode of x by ``modules`` exactly as it runs
+    without autocast, so that the walk, run with autocast set aside, gives stock's bits under it.
+
+    So it is when autocast's dtype is x's and every parameter's, and the installed ``WanRMS_norm`` normalizes 16-bit
+    x in fp32 and rounds (diffusers >= 0.38, NORM_IS_INSTALLED_DIFFUSERS): each op stock calls then gets inputs
+    autocast leaves as they are. Its convs, 1x1 convs and attention (lower-precision list) already have them in
+    autocast's dtype; its norm (``linalg_vector_norm``) and nearest upsample (fp32 list) get the fp32 copies stock
+    makes itself; the rest (adds, SiLU, pads, cats) have no autocast kernel or cast nothing between equal dtypes.
+    Before 0.38, ``F.normalize`` of 16-bit x returns an fp32 norm under CUDA autocast, which keeps the division,
+    gamma and SiLU in fp32 (other bits): not left alone."""
+    dtype = torch.get_autocast_dtype(x.device.type)
+    return (
+        x.dtype == dtype
+        and NORM_IS_INSTALLED_DIFFUSERS.get(dtype, False)
+        and all(parameter.dtype == dtype for module in modules for parameter in module.parameters())
+    )
+
+
+def neutral_autocast_set_aside(modules: tuple[nn.Module, ...], x: torch.Tensor) -> contextlib.AbstractContextManager:
+    """Autocast switched off for x's device type where it is on and leaves the decode alone
+    (autocast_leaves_decode_alone): the ops then see the dtypes stock computes in. Otherwise a context that does
+    nothing (no autocast, or one that runs_stock_under_autocast then sends to stock's modules)."""
+    if not _autocast_on(x) or not autocast_leaves_decode_alone(modules, x):
+        return contextlib.nullcontext()
+    device_type = x.device.type
+    return torch.autocast(device_type, dtype=_AUTOCAST_DEFAULT_DTYPES[device_type], enabled=False)
 
 
 def runs_stock_under_autocast(x: torch.Tensor) -> bool:
     """Whether autocast is on for x's device type, where the decoder runs stock's modules instead of the ops.
 
-    Autocast changes stock's arithmetic, not only its dtypes: on CUDA it reduces ``F.normalize``'s norm in fp32 and
-    returns it in fp32, so that the division, gamma and SiLU stay in fp32 until the next conv casts its input, where
-    the ops reproduce stock's rounding after every step without autocast. The ops get no autocast casts of their
-    own, and the conv checks' verdicts are kept per dtype a tensor carries, not per dtype autocast computes in.
-    Stock's modules are exact under autocast by construction (and no faster); logged once per device type."""
-    device_type = x.device.type
-    if device_type not in AUTOCAST_DEVICE_TYPES or not torch.is_autocast_enabled(device_type):
+    The decoder's entries set autocast aside first where it leaves the decode alone (neutral_autocast_set_aside: the
+    VAE and x in autocast's dtype), so the autocast met here changes stock's arithmetic, not only its dtypes: its
+    convs cast fp32 inputs and weights to 16 bits, an fp32 gamma widens the norm's output, and before diffusers 0.38
+    CUDA autocast keeps the norm, gamma and SiLU in fp32 until the next conv's cast. The ops reproduce stock's
+    rounding without autocast, get no autocast casts of their own, and the conv checks' verdicts are kept per dtype
+    a tensor carries. Stock's modules are exact under autocast by construction (and no faster); logged once per
+    device type."""
+    if not _autocast_on(x):
         return False
+    device_type = x.device.type
     if device_type not in _autocast_devices_logged:
         _autocast_devices_logged.add(device_type)
         logger.warning(
-            "torch_wanops: autocast is on for %s: the Wan decoder runs stock diffusers' modules (exact under "
-            "autocast, not faster); decode outside autocast, with the VAE in the dtype wanted, for the fast path.",
-            device_type,
+            "torch_wanops: autocast to %s on %s changes stock's arithmetic for a %s decode: the Wan decoder runs "
+            "stock diffusers' modules (exact under autocast, not faster). Autocast to the VAE's own dtype with "
+            "diffusers >= 0.38, or no autocast, takes the fast path.", torch.get_autocast_dtype(device_type),
+            device_type, x.dtype,
         )
     return True
 
@@ -1981,7 +2021,8 @@ class OmniWanDecoder(WanDecoder3d):
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature, shared counter included
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        return self.decode_chunk(x, feat_cache, feat_idx, first_chunk)
+        with neutral_autocast_set_aside((self,), x):
+            return self.decode_chunk(x, feat_cache, feat_idx, first_chunk)
 
     def decode_chunk(
         self,
@@ -2084,8 +2125,16 @@ def decode_batching_latent_stage(
 ) -> DecoderOutput | tuple[torch.Tensor]:
     """``AutoencoderKLWan._decode`` (diffusers 0.42) with the frame loop of OmniWanDecoder.decode_latents, which
     runs the latent stage on several frames per call where that is exact; stock's own ``_decode`` (tiling, a
-    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES, autocast, an installed
-    ``_decode`` that is not the code this mirrors) where batches_latent_stage says no."""
+    decoder it cannot walk, one frame, autograd, a device outside LATENT_STAGE_DEVICES, autocast that changes
+    stock's arithmetic, an installed ``_decode`` that is not the code this mirrors) where batches_latent_stage says
+    no. An autocast that leaves the decode alone is set aside (neutral_autocast_set_aside)."""
+    with neutral_autocast_set_aside((vae.post_quant_conv, vae.decoder), z):
+        return _decode_batching_latent_stage(vae, z, return_dict)
+
+
+def _decode_batching_latent_stage(
+    vae: AutoencoderKLWan, z: torch.Tensor, return_dict: bool
+) -> DecoderOutput | tuple[torch.Tensor]:
     if vae.use_tiling or z.shape[2] < 2 or z.device.type not in LATENT_STAGE_DEVICES or not batches_latent_stage(
             vae.decoder) or runs_stock_under_autocast(z) or not runs_recorded_code(AutoencoderKLWan, "_decode"):
         return AutoencoderKLWan._decode(vae, z, return_dict=return_dict)
