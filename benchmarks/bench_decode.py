@@ -26,7 +26,8 @@ EARLIER_TIMING = "each variant's decodes in turn"
 
 def key(result) -> str:
     s = result["shape"]
-    return f"{result['model']} {result['dtype']} {s['height']}x{s['width']}x{s['frames']}"
+    autocast = " under autocast" if result.get("autocast") else ""
+    return f"{result['model']} {result['dtype']} {s['height']}x{s['width']}x{s['frames']}{autocast}"
 
 
 def render(results: list[dict]) -> str:
@@ -73,6 +74,8 @@ def main() -> None:
     parser.add_argument("--compile-cases", nargs="*", default=["bf16:480x832"],
                         help="dtype:HxW cases that also run the two compiled variants")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--autocast", action="store_true",
+                        help="decode under torch.autocast to the VAE's dtype (16-bit only), as serving engines do")
     for lever, (module, switch, value) in LEVER_SWITCHES.items():  # --stock-conv-layout, --computed-silu, ...
         parser.add_argument(f"--{lever.removeprefix('wanops-eager-')}", dest="levers", action="append_const",
                             const=lever, help=f"also time wanops eager with {module or 'the decoder'}.{switch}={value}")
@@ -94,7 +97,8 @@ def main() -> None:
                     height, width = (int(v) for v in size.split("x"))
                     config = BenchConfig(model=model, dtype=dtype, height=height, width=width, frames=args.frames,
                                          device="cuda", compile=f"{dtype}:{size}" in args.compile_cases,
-                                         repeat=args.repeat, levers=tuple(args.levers or ()))
+                                         repeat=args.repeat, levers=tuple(args.levers or ()),
+                                         autocast=args.autocast)
                     result = run_bench(config, progress=lambda message: print("  ", message, flush=True))
                     print(key(result), "\n" + format_table(result), flush=True)
                     store[key(result)] = result

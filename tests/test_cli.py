@@ -28,7 +28,7 @@ def test_bench_writes_the_json_schema(tmp_path, capsys):
     for key in ("device", "torch", "triton", "diffusers", "model", "dtype", "shape", "rows", "conv_layout_refused"):
         assert key in result
     assert result["conv_layout_refused"] == []  # the conv-layout lever is CUDA-only: nothing checked on CPU
-    assert result["model"] == "wan2.2-tiny" and result["dtype"] == "fp32"
+    assert result["model"] == "wan2.2-tiny" and result["dtype"] == "fp32" and result["autocast"] is False
     assert [row["variant"] for row in result["rows"]] == ["diffusers-eager", "wanops-eager"]
     assert result["timing"] == bench.TIMING
     stock, ours = result["rows"]
@@ -53,6 +53,41 @@ def test_bench_reports_the_conv_geometries_the_check_refused(monkeypatch, capsys
     assert all(", 3, 3)" in line for line in refused)  # the Conv2ds' 3x3 weights
     table = bench.format_table(result)
     assert all(line in table for line in refused)
+
+
+def test_bench_under_autocast_decodes_through_the_ops(monkeypatch, tmp_path, capsys):
+    """--autocast: every decode under autocast to the VAE's dtype, where the walk runs (autocast set aside)."""
+    from torch_wanops import decoder as decoder_module
+
+    states = []
+    causal_conv = decoder_module.causal_conv
+
+    def recorded(conv, x, *args, **kwargs):
+        states.append(torch.is_autocast_enabled("cpu"))
+        return causal_conv(conv, x, *args, **kwargs)
+
+    monkeypatch.setattr(decoder_module, "causal_conv", recorded)
+    autocast = torch.autocast
+
+    def recorded_autocast(*args, **kwargs):
+        states.append(("autocast", kwargs.get("dtype"), kwargs.get("enabled")))
+        return autocast(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "autocast", recorded_autocast)
+    path = tmp_path / "out.json"
+    assert cli.main(["--device", "cpu", *SMALL, "--dtype", "bf16", "--autocast", "--json", str(path)]) == 0
+    assert "on cpu under autocast" in capsys.readouterr().out
+    result = json.loads(path.read_text())
+    assert result["autocast"] is True and result["rows"][1]["bit_exact"] is True
+    assert states[0] == ("autocast", torch.bfloat16, True)
+    assert False in states and True not in states  # the walk ran, with autocast off inside it
+
+
+def test_bench_autocast_needs_a_16_bit_dtype():
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
+                               autocast=True)
+    with pytest.raises(ValueError, match="autocast needs a 16-bit dtype"):
+        bench.run_bench(config)
 
 
 def test_bench_compile_rows(monkeypatch, tmp_path):

@@ -114,6 +114,7 @@ class BenchConfig:
     repeat: int = 3
     batch: int = 1
     levers: tuple[str, ...] = ()  # lever rows to add (names from LEVER_VARIANTS), after wanops-eager
+    autocast: bool = False  # every decode under torch.autocast to the VAE's own (16-bit) dtype, as serving engines
 
 
 @dataclass
@@ -337,11 +338,36 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
     entering a compiled variant again would compile it again.
     """
     log = progress or (lambda message: None)
-    vae = load_vae(config)
-    z = make_latents(config, vae)
     unknown = [lever for lever in config.levers if lever not in LEVER_SWITCHES]
     if unknown:
         raise ValueError(f"levers must be among {LEVER_VARIANTS}, got {unknown}")
+    if config.autocast and config.dtype not in ("bf16", "fp16"):
+        raise ValueError(f"autocast needs a 16-bit dtype (the VAE's own, bf16 or fp16), got {config.dtype}")
+    vae = load_vae(config)
+    z = make_latents(config, vae)
+    with torch.autocast(torch.device(config.device).type, dtype=DTYPES[config.dtype], enabled=config.autocast):
+        rows = _timed_rows(config, vae, z, log)
+    result = environment(config.device)
+    result.update(
+        model=config.model,
+        dtype=config.dtype,
+        shape={"latents": list(z.shape), "height": config.height, "width": config.width, "frames": config.frames},
+        weights=config.weights or "random (seeded)",
+        channels_last=config.channels_last,
+        autocast=config.autocast,
+        repeat=config.repeat,
+        timing=TIMING,
+        rows=[asdict(row) for row in rows.values()],
+        conv_layout_refused=[describe_geometry(geometry) for geometry in decoder_module.refused_conv_geometries()],
+        conv_chunked=[describe_geometry(geometry) for geometry in decoder_module.chunked_conv_geometries()],
+    )
+    return result
+
+
+def _timed_rows(
+    config: BenchConfig, vae: AutoencoderKLWan, z: torch.Tensor, log: Callable[[str], None]
+) -> dict[str, Row]:
+    """run_bench's variants decoded and timed, each row's speedup filled in against diffusers-eager's."""
     eager = [*VARIANTS[:2], *(lever for lever in LEVER_VARIANTS if lever in config.levers)]
     compiled = list(COMPILED_VARIANTS) if config.compile else []
     rows: dict[str, Row] = {}
@@ -386,20 +412,7 @@ def run_bench(config: BenchConfig, progress: Callable[[str], None] | None = None
         _finish(log, rows[name])
     for row in rows.values():
         row.speedup = rows[stock].median_s / row.median_s
-    result = environment(config.device)
-    result.update(
-        model=config.model,
-        dtype=config.dtype,
-        shape={"latents": list(z.shape), "height": config.height, "width": config.width, "frames": config.frames},
-        weights=config.weights or "random (seeded)",
-        channels_last=config.channels_last,
-        repeat=config.repeat,
-        timing=TIMING,
-        rows=[asdict(row) for row in rows.values()],
-        conv_layout_refused=[describe_geometry(geometry) for geometry in decoder_module.refused_conv_geometries()],
-        conv_chunked=[describe_geometry(geometry) for geometry in decoder_module.chunked_conv_geometries()],
-    )
-    return result
+    return rows
 
 
 def describe_geometry(geometry: decoder_module.ConvGeometry) -> str:

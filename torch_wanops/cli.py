@@ -89,10 +89,11 @@ def _bench(args: argparse.Namespace) -> int:
         compile=args.compile,
         weights=args.weights,
         repeat=args.repeat or defaults["repeat"],
+        autocast=args.autocast,
     )
     print(
         f"wanops bench: {config.model} {config.dtype} {config.height}x{config.width}, {config.frames} frames on "
-        f"{config.device}; weights: {config.weights or 'random (seeded), no checkpoint given'}",
+        f"{config.device}{' under autocast' if config.autocast else ''}; weights: {config.weights or 'random (seeded), no checkpoint given'}",
         flush=True,
     )
     steps = (4 if config.compile else 2) * (config.repeat + 1)
@@ -188,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--frames", type=int, help="output frames, 4k + 1 (default 81 on CUDA, 17 on CPU)")
     bench.add_argument("--channels-last", action="store_true", help="channels_last_3d weights and latents")
     bench.add_argument("--compile", action="store_true", help="also time stock and torch_wanops under torch.compile")
+    bench.add_argument("--autocast", action="store_true",
+                       help="decode under torch.autocast to the VAE's own dtype (bf16 or fp16), as serving engines do")
     bench.add_argument("--weights", help="a local diffusers AutoencoderKLWan folder (default: random weights)")
     bench.add_argument("--repeat", type=int,
                        help="timed rounds (one decode per variant each) after a warm-up (default 3 on CUDA, 5 on CPU)")
