@@ -160,6 +160,7 @@ class _ChunkForward:
     ) -> None:
         setattr(self, COMPILED_FORWARD_MARK, True)  # restore() removes only a forward marked so
         self.label = f"torch_wanops {type(decoder).__name__}.forward"
+        self.decoder = decoder
         self.eager = decoder.decode_chunk
         self.exact = exact
         self.call, self.active = compile_callable_with_fallback(
@@ -177,7 +178,7 @@ class _ChunkForward:
         feat_idx: list[int] = [0],  # noqa: B006 - the stock signature
         first_chunk: bool = False,
     ) -> torch.Tensor:
-        with neutral_autocast_set_aside((self.eager.__self__,), x):
+        with neutral_autocast_set_aside((self.decoder,), x):
             return self._forward(x, feat_cache, feat_idx, first_chunk)
 
     def _forward(self, x: torch.Tensor, feat_cache: list[Any] | None, feat_idx: list[int], first_chunk: bool
