@@ -457,7 +457,7 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         positions = [j + i * width for j in range(len(results))]
         ax.bar(positions, values, width, label=name)
     labels = [f"{r['model']} {r['dtype']}\n{r['shape']['height']}x{r['shape']['width']}x{r['shape']['frames']}"
-              for r in results]
+              + ("\nunder autocast" if r.get("autocast") else "") for r in results]
     ax.set_xticks([j + width * (len(variants) - 1) / 2 for j in range(len(results))], labels, fontsize=8)
     ax.axhline(1.0, color="gray", linewidth=0.8)
     ax.set_ylabel("speedup over diffusers eager")
