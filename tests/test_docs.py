@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("diffusers-eager", "wanops-eager", "diffusers-compiled", "wanops-compiled")
-ROW = re.compile(r"^\| (Wan2\.[12]) (bf16|fp16|fp32) (\d+)x(\d+)x(\d+) \|(.*)\|\s*$")
+ROW = re.compile(r"^\| (Wan2\.[12]) (bf16|fp16|fp32) (\d+)x(\d+)x(\d+)(, under (?:bf16|fp16) autocast)? \|(.*)\|\s*$")
 CELL = re.compile(r"(\d+\.\d{3}) s(?: \((\d+\.\d{2})x(, bit-exact)?\))?")
 
 
@@ -17,16 +17,17 @@ def readme_rows() -> dict[str, list[str]]:
     for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
         match = ROW.match(line)
         if match:
-            model, dtype, height, width, frames, cells = match.groups()
-            key = f"{model.lower()} {dtype} {height}x{width}x{frames}"
+            model, dtype, height, width, frames, autocast, cells = match.groups()
+            key = f"{model.lower()} {dtype} {height}x{width}x{frames}{' under autocast' if autocast else ''}"
             rows[key] = [cell.strip() for cell in cells.split("|")]
     return rows
 
 
 def measured() -> dict[str, dict]:
     results = json.loads((ROOT / "benchmarks" / "results" / "decode.json").read_text(encoding="utf-8"))
-    return {f"{r['model']} {r['dtype']} {r['shape']['height']}x{r['shape']['width']}x{r['shape']['frames']}":
-            {row["variant"]: row for row in r["rows"]} for r in results}
+    return {f"{r['model']} {r['dtype']} {r['shape']['height']}x{r['shape']['width']}x{r['shape']['frames']}"
+            f"{' under autocast' if r.get('autocast') else ''}": {row["variant"]: row for row in r["rows"]}
+            for r in results}
 
 
 def test_every_measured_case_is_in_the_readme():

@@ -93,7 +93,8 @@ def _bench(args: argparse.Namespace) -> int:
     )
     print(
         f"wanops bench: {config.model} {config.dtype} {config.height}x{config.width}, {config.frames} frames on "
-        f"{config.device}{' under autocast' if config.autocast else ''}; weights: {config.weights or 'random (seeded), no checkpoint given'}",
+        f"{config.device}{' under autocast' if config.autocast else ''}; "
+        f"weights: {config.weights or 'random (seeded), no checkpoint given'}",
         flush=True,
     )
     steps = (4 if config.compile else 2) * (config.repeat + 1)
