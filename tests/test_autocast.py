@@ -10,9 +10,11 @@ lists (the norm and the upsample in fp32).
 
 import logging
 
+import diffusers
 import pytest
 import torch
 from conftest import cuda
+from packaging.version import Version
 from torch._dynamo.utils import counters
 from test_decoder import latents, pair, real_or_tiny_latents
 
@@ -22,6 +24,13 @@ from torch_wanops.compile import is_compiled
 from torch_wanops.configs import build_vae
 
 ARCHS = ("wan2.1-tiny", "wan2.2-tiny")
+# diffusers < 0.36 tiles Wan2.2's patchified latents with the unpatchified strides (stock's own tiled decode raises).
+STOCK_TILES_PATCHIFIED_LATENTS = Version(diffusers.__version__) >= Version("0.36")
+
+
+def _skip_broken_stock_tiling(arch, tiled):
+    if tiled and arch == "wan2.2-tiny" and not STOCK_TILES_PATCHIFIED_LATENTS:
+        pytest.skip(f"diffusers {diffusers.__version__}'s tiled decode fails on Wan2.2's patchified latents")
 
 
 @pytest.fixture
@@ -61,6 +70,7 @@ NEUTRAL = [(torch.bfloat16, torch.bfloat16), (torch.float16, torch.float16)]
 @pytest.mark.parametrize("dtype,autocast_dtype", CHANGING, ids=str)
 @pytest.mark.parametrize("arch", ARCHS)
 def test_decode_under_autocast_runs_stocks_modules(walk_forbidden, arch, dtype, autocast_dtype, tiled):
+    _skip_broken_stock_tiling(arch, tiled)
     stock, omni = pair(arch, dtype)
     z = latents(arch, dtype, "cpu", frames=3, height=6 if tiled else 4, width=7 if tiled else 6)
     _assert_stock_bits(_decode(omni, z, autocast_dtype, tiled=tiled), _decode(stock, z, autocast_dtype, tiled=tiled))
@@ -88,7 +98,9 @@ def walk_counted(monkeypatch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_decode_under_autocast_to_its_dtype_takes_the_ops(walk_counted, arch, dtype, autocast_dtype, tiled, caplog):
     """Autocast to the VAE's own dtype: the walk runs, with autocast off inside it, and gives stock's bits under
-    that autocast, which are stock's without it; nothing is logged."""
+    that autocast, which are stock's without it; nothing is logged. Before diffusers 0.38 (CI's 0.35 step) the
+    norm is another, and stock's modules run."""
+    _skip_broken_stock_tiling(arch, tiled)
     stock, omni = pair(arch, dtype)
     z = latents(arch, dtype, "cpu", frames=3, batch=2, height=6 if tiled else 4, width=7 if tiled else 6)
     with caplog.at_level(logging.WARNING, logger="torch_wanops"):
@@ -96,8 +108,11 @@ def test_decode_under_autocast_to_its_dtype_takes_the_ops(walk_counted, arch, dt
     expected = _decode(stock, z, autocast_dtype, tiled=tiled)
     _assert_stock_bits(got, expected)
     _assert_stock_bits(got, _decode(stock, z, autocast_dtype, enabled=False, tiled=tiled))
-    assert walk_counted and not any(walk_counted)
-    assert not caplog.records
+    if decoder_module.NORM_IS_INSTALLED_DIFFUSERS[dtype]:
+        assert walk_counted and not any(walk_counted)
+        assert not caplog.records
+    else:
+        assert not walk_counted and "changes stock's arithmetic" in caplog.text
 
 
 def test_autocast_with_a_parameter_in_another_dtype_runs_stocks_modules(walk_forbidden):
@@ -121,11 +136,11 @@ def test_autocast_before_diffusers_0_38s_norm_runs_stocks_modules(walk_forbidden
 
 def test_fp32_latents_under_autocast_to_the_vaes_dtype(walk_counted):
     """fp32 latents, a bf16 VAE, bf16 autocast: stock's frame loop runs (autocast casts the latents in
-    post_quant_conv), and its chunks, bf16 by then, take the walk with autocast set aside."""
+    post_quant_conv), and its chunks, bf16 by then, take the walk with autocast set aside (diffusers >= 0.38)."""
     stock, omni = pair("wan2.1-tiny", torch.bfloat16)
     z = latents("wan2.1-tiny", torch.float32, "cpu", frames=3)
     _assert_stock_bits(_decode(omni, z, torch.bfloat16), _decode(stock, z, torch.bfloat16))
-    assert walk_counted and not any(walk_counted)
+    assert not any(walk_counted) and bool(walk_counted) == decoder_module.NORM_IS_INSTALLED_DIFFUSERS[torch.bfloat16]
 
 
 def test_apply_to_under_autocast_runs_stocks_modules(walk_forbidden):
