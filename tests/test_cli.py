@@ -288,7 +288,10 @@ def test_bench_rejects_bad_repeat():
 
 def test_check_passes_here(capsys):
     assert cli.main(["--device", "cpu", "check"]) == 0
-    assert "all bit-exact" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "all bit-exact" in out
+    assert [line.split()[:2] for line in out.splitlines() if "under autocast" in line] == [
+        ["wan2.1-tiny", "bf16"], ["wan2.2-tiny", "bf16"]]
 
 
 def test_check_fails_on_mismatch(monkeypatch, capsys):

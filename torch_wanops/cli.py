@@ -126,18 +126,20 @@ def _check(args: argparse.Namespace) -> int:
     cuda = args.device.startswith("cuda")
     cases = []
     for model in ("wan2.1", "wan2.2"):
-        for dtype in ("bf16", "fp32"):
+        # bf16 under autocast to bf16 too: how serving engines decode.
+        for dtype, autocast in (("bf16", False), ("bf16", True), ("fp32", False)):
             # CPU: tiny models at a small size, since CPU CI runs the kernels through the Triton interpreter.
             cases.append(BenchConfig(model=model if cuda else f"{model}-tiny", dtype=dtype, device=args.device,
                                      height=240 if cuda else 32, width=416 if cuda else 48,
-                                     frames=9 if cuda else 5, repeat=1))
+                                     frames=9 if cuda else 5, repeat=1, autocast=autocast))
     failures = 0
     for config in cases:
         result = run_bench(config)
         row = result["rows"][1]
         ok = bool(row["bit_exact"])
         failures += not ok
-        print(f"{config.model:<12} {config.dtype:<5} {config.height}x{config.width}x{config.frames}  "
+        print(f"{config.model:<12} {config.dtype:<5} {config.height}x{config.width}x{config.frames}"
+              f"{' under autocast' if config.autocast else ''}  "
               f"{'bit-exact' if ok else 'MISMATCH (max |diff| %.3g)' % row['max_abs_diff']}")
     print("all bit-exact" if not failures else f"{failures} mismatching case(s)")
     return 1 if failures else 0
