@@ -40,6 +40,10 @@ def walk_forbidden(monkeypatch):
         raise AssertionError("the wanops walk ran under autocast")
 
     monkeypatch.setattr(decoder_module, "causal_conv", causal_conv)
+    _batched_loop_everywhere_and_warnings_anew(monkeypatch)
+
+
+def _batched_loop_everywhere_and_warnings_anew(monkeypatch):
     # The batched frame loop on the CPU too, so that its routing is tested (by default CUDA only).
     monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu", "cuda"}))
     monkeypatch.setattr(decoder_module, "LATENT_STAGE_MIN_ELEMENTS", 0)
@@ -87,9 +91,7 @@ def walk_counted(monkeypatch):
         return causal_conv(conv, x, *args, **kwargs)
 
     monkeypatch.setattr(decoder_module, "causal_conv", counted)
-    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu", "cuda"}))
-    monkeypatch.setattr(decoder_module, "LATENT_STAGE_MIN_ELEMENTS", 0)
-    monkeypatch.setattr(decoder_module, "_autocast_devices_logged", set())
+    _batched_loop_everywhere_and_warnings_anew(monkeypatch)
     return seen
 
 

@@ -83,6 +83,12 @@ def test_bench_under_autocast_decodes_through_the_ops(monkeypatch, tmp_path, cap
     assert False in states and True not in states  # the walk ran, with autocast off inside it
 
 
+def test_bench_cli_autocast_needs_a_16_bit_dtype(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--device", "cpu", "bench", "--autocast"])  # the CPU default is fp32
+    assert "--autocast needs --dtype bf16 or fp16" in capsys.readouterr().err
+
+
 def test_bench_autocast_needs_a_16_bit_dtype():
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
                                autocast=True)

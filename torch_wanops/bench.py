@@ -114,7 +114,7 @@ class BenchConfig:
     repeat: int = 3
     batch: int = 1
     levers: tuple[str, ...] = ()  # lever rows to add (names from LEVER_VARIANTS), after wanops-eager
-    autocast: bool = False  # every decode under torch.autocast to the VAE's own (16-bit) dtype, as serving engines
+    autocast: bool = False  # every decode under torch.autocast to the VAE's own (16-bit) dtype, as serving engines do
 
 
 @dataclass

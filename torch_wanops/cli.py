@@ -76,8 +76,12 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _bench_defaults(args: argparse.Namespace) -> dict:
+    return CUDA_DEFAULTS if args.device.startswith("cuda") else CPU_DEFAULTS
+
+
 def _bench(args: argparse.Namespace) -> int:
-    defaults = CUDA_DEFAULTS if args.device.startswith("cuda") else CPU_DEFAULTS
+    defaults = _bench_defaults(args)
     config = BenchConfig(
         model=args.model or defaults["model"],
         dtype=args.dtype or defaults["dtype"],
@@ -216,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "bench" and args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.command == "bench" and args.autocast and (args.dtype or _bench_defaults(args)["dtype"]) not in (
+            "bf16", "fp16"):
+        parser.error("--autocast needs --dtype bf16 or fp16 (autocast to the VAE's own dtype)")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available here")
     return args.handler(args)
