@@ -516,7 +516,9 @@ class DupUp3DShortcut(NamedTuple):
     def added_to(self, x: torch.Tensor) -> torch.Tensor:
         """``x + shortcut``; a resample Conv2d's 4-D (B * T, C, H, W) x as its 5-D view first."""
         if x.dim() == 4:
-            x = _frames_to_5d(x, expected_main_shape(self.source, *self[1:])[2])
+            # Fields named, not ``*self[1:]``: Dynamo before torch 2.9 fails on a slice of a NamedTuple.
+            shape = expected_main_shape(self.source, self.factor_t, self.factor_s, self.repeats, self.drop_first)
+            x = _frames_to_5d(x, shape[2])
         return dup_up3d_add(x, self.source, self.factor_t, self.factor_s, self.repeats, self.drop_first)
 
 
