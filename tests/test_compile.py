@@ -7,7 +7,7 @@ import threading
 
 import pytest
 import torch
-from conftest import cuda
+from conftest import cuda, exact_strides_graphs
 from test_decoder import is_frame_major
 from torch._dynamo.utils import counters
 
@@ -148,12 +148,24 @@ def test_exact_must_be_a_bool(exact):
         torch_wanops.compile_vae(build_vae("wan2.1-tiny"), enabled=True, exact=exact)
 
 
+# Why graphs_give_stock_bits says no: the pair is not in GRAPHS_GIVING_STOCK_BITS (CPU fp32 taken out here, as fp32
+# CUDA and 16-bit CPU are), or this torch cannot tag the ops for exact strides (torch < 2.8), and the warning's words.
+KEPT_EAGER_REASONS = {
+    "pair": ({"GRAPHS_GIVING_STOCK_BITS": frozenset({("cuda", torch.bfloat16)}), "EXACT_STRIDES_TAG": object()},
+             "not known to give stock's bits for torch.float32 on cpu"),
+    "torch": ({"EXACT_STRIDES_TAG": None}, "cannot make them hand the ops their inputs' exact strides (torch >= 2.8"),
+}
+
+
+@pytest.mark.parametrize("reason", sorted(KEPT_EAGER_REASONS))
 @pytest.mark.parametrize("exact", [True, False])
-def test_exact_keeps_pairs_without_stock_bits_graphs_eager(monkeypatch, caplog, exact):
-    """With exact (the default), chunks of a device and dtype outside GRAPHS_GIVING_STOCK_BITS (CPU fp32,
-    taken out of it here, as fp32 CUDA and 16-bit CPU are) run the eager lossless path, warned once, and prewarm decodes
-    once; exact=False runs the graphs (torch.compile replaced: each decode's three chunks counted)."""
-    monkeypatch.setattr(compile_module, "GRAPHS_GIVING_STOCK_BITS", frozenset({("cuda", torch.bfloat16)}))
+def test_exact_keeps_pairs_without_stock_bits_graphs_eager(monkeypatch, caplog, exact, reason):
+    """With exact (the default), chunks of a device and dtype whose graphs are not known to give stock's bits
+    (KEPT_EAGER_REASONS) run the eager lossless path, warned once, and prewarm decodes once; exact=False runs the
+    graphs (torch.compile replaced: each decode's three chunks counted)."""
+    settings, warning = KEPT_EAGER_REASONS[reason]
+    for name, value in settings.items():
+        monkeypatch.setattr(compile_module, name, value)
     compiled_chunks = []
 
     def fake_compile(fn, **kwargs):
@@ -175,12 +187,21 @@ def test_exact_keeps_pairs_without_stock_bits_graphs_eager(monkeypatch, caplog, 
     one_decode = [True, False, False]
     if exact:
         assert compiled_chunks == [] and eager_chunks == one_decode * 3  # prewarm's one decode, then two
-        assert caplog.text.count("not known to give stock's bits for torch.float32 on cpu") == 1
+        assert caplog.text.count(warning) == 1
     else:
         # prewarm's first decode runs eagerly (the conv checks); its second and the next two run the graphs
         assert eager_chunks == one_decode and compiled_chunks == one_decode * 3
-        assert "not known to give stock's bits" not in caplog.text
+        assert "running the eager lossless path" not in caplog.text
     assert compile_module.is_compiled(vae) is not exact
+
+
+@pytest.mark.skipif(compile_module.EXACT_STRIDES_TAG is None, reason="torch < 2.8 has no needs_exact_strides tag")
+def test_every_op_asks_compiled_graphs_for_its_inputs_exact_strides():
+    """Each op's bits depend on its inputs' strides: each carries the tag, whatever torch's default for custom ops."""
+    names = sorted(name.split("::")[1] for name in torch._C._dispatch_get_all_op_names() if name.startswith("wanops::"))
+    assert len(names) == 10, names
+    tags = {name: getattr(torch.ops.wanops, name).default.tags for name in names}
+    assert [name for name in names if compile_module.EXACT_STRIDES_TAG not in tags[name]] == []
 
 
 def test_compile_vae_rejects_other_objects():
@@ -201,12 +222,13 @@ def _decode(vae, z):
 
 # Each case compiles two decoders' worth of graphs (~1 min on CI's CPU): both architectures, the
 # switch off in one and on (its default) in the other.
+@exact_strides_graphs
 @pytest.mark.parametrize("arch,frame_major_norms_stock_layout", [("wan2.1-tiny", False), ("wan2.2-tiny", True)])
 def test_compiled_decoder_two_graphs_per_shape_no_breaks(arch, frame_major_norms_stock_layout, monkeypatch):
     # A limit of 1 would stop Dynamo at the second graph: compile_vae must lift it.
     # fp32 keeps stock's conv layout, where FRAME_MAJOR_NORMS_STOCK_LAYOUT fuses the frame-major norms.
     monkeypatch.setattr(decoder_module, "FRAME_MAJOR_NORMS_STOCK_LAYOUT", frame_major_norms_stock_layout)
-    with torch._dynamo.config.patch(recompile_limit=1):
+    with torch._dynamo.config.patch(**{compile_module.RECOMPILE_LIMIT_SETTING: 1}):
         _compile_small_decoder(arch)
 
 
@@ -299,6 +321,7 @@ def test_compiled_16_bit_decode_gives_stock_bits_on_cpu(dtype):
 # instructions (the H200 host, gpu-logs/session25/B) the real Wan2.1 bf16 graphs differed from stock,
 # so compile_vae keeps CPU 16-bit chunks eager (GRAPHS_GIVING_STOCK_BITS); on one without them (CI's)
 # ATen's slow bf16 path takes minutes per decode.
+@exact_strides_graphs
 def test_compiled_real_config_decode_gives_stock_bits_on_cpu():
     """The real Wan2.2 decoder (its channel counts, 1024 wide norms and attention), compiled, on small
     latents: stock's bits on CPU in fp32."""

@@ -3,7 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import DTYPES, HAS_CUDA, LAYOUTS, cuda, make_layout, random_tensor
+from conftest import DTYPES, HAS_CUDA, LAYOUTS, cuda, exact_strides_graphs, make_layout, random_tensor
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
 from hypothesis import given
 from hypothesis import strategies as st
@@ -119,6 +119,7 @@ def test_gradcheck():
                                     (x, norm.gamma, norm.bias))
 
 
+@exact_strides_graphs
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_compiled_graph_keeps_the_stock_norm(device, dtype):

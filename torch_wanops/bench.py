@@ -270,7 +270,7 @@ def variant(vae: AutoencoderKLWan, name: str) -> Iterator[None]:
             raise RuntimeError("torch_wanops.compile_vae could not compile here")
         if not is_compiled(vae):
             logger.warning("wanops-compiled: compile_vae keeps this device and dtype on the eager lossless path "
-                           "(compile.GRAPHS_GIVING_STOCK_BITS); timing that")
+                           "(compile.graphs_give_stock_bits); timing that")
     else:
         raise ValueError(f"unknown variant {name!r}")
     try:

@@ -170,7 +170,7 @@ def _info(args: argparse.Namespace) -> int:
         print(f"    {settable_name(module)}.{path} = {value} ({scope})")
     print("compile_vae graphs (exact=True; the other pairs decode eagerly):")
     for dtype_name, dtype in DTYPES.items():
-        compiled = (torch.device(args.device).type, dtype) in compile_module.GRAPHS_GIVING_STOCK_BITS
+        compiled = compile_module.graphs_give_stock_bits(torch.device(args.device).type, dtype)
         print(f"    {args.device} {dtype_name}: {'compiled' if compiled else 'eager'}")
     print("fused norms (the installed diffusers' WanRMS_norm rounds as rms_norm_cat_pad_5d does; else diffusers' own):")
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS

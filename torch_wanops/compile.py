@@ -23,6 +23,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
 from torch_wanops.decoder import OmniWanDecoder, neutral_autocast_set_aside, runs_stock_decoder
+from torch_wanops.ops._common import EXACT_STRIDES_TAG
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,13 @@ GRAPHS_GIVING_STOCK_BITS = frozenset({
     ("cuda", torch.bfloat16),
     ("cuda", torch.float16),
 })
+
+
+def graphs_give_stock_bits(device_type: str, dtype: torch.dtype) -> bool:
+    """Whether compiled decoder graphs are known to give stock's bits here for ``device_type`` and ``dtype``: a pair
+    of GRAPHS_GIVING_STOCK_BITS, under a torch whose graphs hand the ops their inputs' exact strides (torch >= 2.8:
+    ops._common.EXACT_STRIDES_TAG; under torch 2.6 a compiled norm got a contiguous input eager had channels-last)."""
+    return EXACT_STRIDES_TAG is not None and (device_type, dtype) in GRAPHS_GIVING_STOCK_BITS
 
 
 class _CompiledWithFallback:
@@ -109,11 +117,14 @@ def compile_enabled_from_env() -> bool:
     raise ValueError(f"{ENV_SWITCH} must be one of 1/0/true/false/yes/no (any case), got {raw!r}")
 
 
+# Dynamo's setting for how many graphs one frame may compile; torch < 2.7 calls it cache_size_limit.
+RECOMPILE_LIMIT_SETTING = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+
+
 def recompile_headroom() -> Any:
     """A context in which Dynamo's recompile limit is at least _RECOMPILE_LIMIT."""
-    name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
-    current = getattr(torch._dynamo.config, name)
-    return torch._dynamo.config.patch(**{name: max(current, _RECOMPILE_LIMIT)})
+    current = getattr(torch._dynamo.config, RECOMPILE_LIMIT_SETTING)
+    return torch._dynamo.config.patch(**{RECOMPILE_LIMIT_SETTING: max(current, _RECOMPILE_LIMIT)})
 
 
 # Inductor settings for the decoder's graphs (those this torch has):
@@ -208,16 +219,18 @@ class _ChunkForward:
         return getattr(self.call, "compiled_active", False) and not self._keeps_eager(device, dtype, log=False)
 
     def _keeps_eager(self, device: torch.device, dtype: torch.dtype, log: bool = True) -> bool:
-        """With ``exact``, whether the pair is outside GRAPHS_GIVING_STOCK_BITS (warned once per pair)."""
+        """With ``exact``, whether graphs_give_stock_bits says no for the pair (warned once per pair)."""
         pair = (device.type, dtype)
-        if not self.exact or pair in GRAPHS_GIVING_STOCK_BITS:
+        if not self.exact or graphs_give_stock_bits(*pair):
             return False
         if log and pair not in self._kept_eager:
             self._kept_eager.add(pair)
+            reason = (f"torch {torch.__version__} cannot make them hand the ops their inputs' exact strides "
+                      "(torch >= 2.8 can)" if EXACT_STRIDES_TAG is None else
+                      f"they are not known to give stock's bits for {dtype} on {device.type}")
             logger.warning(
-                "%s: compiled graphs are not known to give stock's bits for %s on %s; running the eager "
-                "lossless path (compile_vae(..., exact=False) compiles them anyway).",
-                self.label, dtype, device.type,
+                "%s: compiled graphs: %s; running the eager lossless path (compile_vae(..., exact=False) compiles "
+                "them anyway).", self.label, reason,
             )
         return True
 

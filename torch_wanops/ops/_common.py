@@ -8,6 +8,19 @@ from collections.abc import Callable, Sequence
 import torch
 
 
+# Every op's output depends on its inputs' exact strides (the order its reductions add in, the layout it writes),
+# so a compiled graph must hand each op its inputs laid out as eager would. torch >= 2.8 asks that of every custom
+# op by default; older releases kept only the stride order, which a size-1 dimension leaves open (under torch 2.6
+# Inductor handed a one-frame channels_last_3d tensor over contiguous). The tag holds whatever the default
+# (``torch._functorch.config.custom_op_default_layout_constraint``); None where this torch lacks it.
+EXACT_STRIDES_TAG: torch.Tag | None = getattr(torch.Tag, "needs_exact_strides", None)
+
+
+def define_op(qualname: str, schema: str) -> None:
+    """``torch.library.define`` of a wanops op, tagged to get its inputs' exact strides in compiled graphs."""
+    torch.library.define(qualname, schema, tags=() if EXACT_STRIDES_TAG is None else (EXACT_STRIDES_TAG,))
+
+
 def require(condition: object, error: type[Exception], message: Callable[[], str]) -> None:
     """Raise ``error(message())`` unless ``condition``; a SymBool condition becomes a runtime check.
 

@@ -32,6 +32,7 @@ import torch
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    define_op,
     require,
     require_channel_bias,
     require_int,
@@ -174,7 +175,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
     return out
 
 
-torch.library.define(
+define_op(
     "wanops::bias_add_contiguous",
     "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None, int dup_factor_t=1, "
     "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False, int frame_groups=1) -> Tensor",
@@ -272,7 +273,7 @@ def _launch_norm(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | N
     return out, norm
 
 
-torch.library.define(
+define_op(
     "wanops::bias_add_contiguous_norm",
     "(Tensor x, Tensor bias, Tensor? residual=None, Tensor? residual_bias=None, int dup_factor_t=1, "
     "int dup_factor_s=1, int dup_repeats=1, bool dup_drop_first=False) -> (Tensor, Tensor)",

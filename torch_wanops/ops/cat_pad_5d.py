@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    define_op,
     dense_strides,
     is_channels_last,
     reference_strides,
@@ -242,9 +243,9 @@ def launch_cat_pad_5d(
     return out, next_cache
 
 
-# Defined with torch.library.define/impl rather than @custom_op: same contract
+# Defined with define_op (torch.library.define) and impl rather than @custom_op: same contract
 # (schema, fake, autograd), a third of the per-call dispatch overhead.
-torch.library.define(
+define_op(
     "wanops::cat_pad_5d",
     "(Tensor x, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, bool channels_last=False) "
     "-> (Tensor, Tensor)",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import channels_last_format, require_tensor
+from torch_wanops.ops._common import channels_last_format, define_op, require_tensor
 
 _kernels = _backend.kernel_module("channels_last_copy")
 
@@ -53,7 +53,7 @@ def _launch(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-torch.library.define("wanops::channels_last_copy", "(Tensor x) -> Tensor")
+define_op("wanops::channels_last_copy", "(Tensor x) -> Tensor")
 
 
 @torch.library.impl("wanops::channels_last_copy", "default")

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    define_op,
     require,
     require_same_placement,
     require_int,
@@ -173,7 +174,7 @@ def _launch(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool, tail_tiles:
     return out
 
 
-torch.library.define(
+define_op(
     "wanops::conv3d_chunked",
     "(Tensor x, Tensor weight, bool truncate_x=False, int tail_tiles=0, int tail_segments=1) -> Tensor",
 )

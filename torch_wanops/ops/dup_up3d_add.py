@@ -13,6 +13,7 @@ import torch
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    define_op,
     elementwise_output_strides,
     is_channels_last,
     reference_strides,
@@ -141,9 +142,9 @@ def _launch(main, source, factor_t, factor_s, repeats, drop_first):
     return out
 
 
-# Defined with torch.library.define/impl rather than @custom_op: same contract
+# Defined with define_op (torch.library.define) and impl rather than @custom_op: same contract
 # (schema, fake, autograd), a third of the per-call dispatch overhead.
-torch.library.define(
+define_op(
     "wanops::dup_up3d_add", "(Tensor main, Tensor source, int factor_t, int factor_s, int repeats, bool drop_first) -> Tensor"
 )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from torch_wanops.ops._common import require, require_same_placement, require_tensor
+from torch_wanops.ops._common import define_op, require, require_same_placement, require_tensor
 
 
 def check_refresh_cache_args(cache: object, next_cache: object) -> None:
@@ -45,7 +45,7 @@ def refresh_cache_reference(cache: torch.Tensor, next_cache: torch.Tensor) -> No
     cache.copy_(next_cache)
 
 
-torch.library.define("wanops::refresh_cache", "(Tensor(a!) cache, Tensor next_cache) -> ()")
+define_op("wanops::refresh_cache", "(Tensor(a!) cache, Tensor next_cache) -> ()")
 
 
 @torch.library.impl("wanops::refresh_cache", "default")

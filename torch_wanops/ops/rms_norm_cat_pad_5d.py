@@ -49,6 +49,7 @@ import torch.nn.functional as F
 
 from torch_wanops import _backend
 from torch_wanops.ops._common import (
+    define_op,
     is_channels_last,
     is_frame_major,
     require,
@@ -474,7 +475,7 @@ def norm_probe_count(shape: list[int]) -> int:
     return 1 if columns == 0 else min(MAX_NORM_PROBES, -(-NORM_PROBE_COLUMNS // columns))
 
 
-torch.library.define(
+define_op(
     "wanops::rms_norm_cat_pad_5d",
     "(Tensor x, Tensor gamma, float scale, bool silu, Tensor? cache, SymInt[] padding, int keep_cache_frames=0, "
     "bool channels_last=False, Tensor? bias=None, bool tf32_out=False, int norm_frames=0, Tensor? x_norm=None) "

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_wanops import _backend
-from torch_wanops.ops._common import reference_strides, require_tensor
+from torch_wanops.ops._common import define_op, reference_strides, require_tensor
 from torch_wanops.ops.cat_pad_5d import launch_cat_pad_5d
 
 # The kernel is cat_pad_5d's, reading x upsampled (its UPSAMPLE constexpr).
@@ -58,7 +58,7 @@ def _launch(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
     return out.permute(0, 2, 1, 3, 4).reshape(batch * frames, channels, 2 * height, 2 * width)
 
 
-torch.library.define("wanops::upsample_nearest_2x", "(Tensor x, bool channels_last=False) -> Tensor")
+define_op("wanops::upsample_nearest_2x", "(Tensor x, bool channels_last=False) -> Tensor")
 
 
 @torch.library.impl("wanops::upsample_nearest_2x", "default")

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
 
-from torch_wanops.ops._common import require, require_tensor
+from torch_wanops.ops._common import define_op, require, require_tensor
 
 
 def wan_norm_shape(x: torch.Tensor, channel_first: bool) -> tuple[int, ...]:
@@ -72,7 +72,7 @@ def wan_rms_norm_reference(
     return F.silu(out) if silu else out
 
 
-torch.library.define(
+define_op(
     "wanops::wan_rms_norm",
     "(Tensor x, Tensor gamma, float scale, bool channel_first, Tensor? bias, bool silu) -> Tensor",
 )
