@@ -13,7 +13,7 @@ import logging
 import diffusers
 import pytest
 import torch
-from conftest import cuda
+from conftest import cuda, exact_strides_graphs
 from packaging.version import Version
 from torch._dynamo.utils import counters
 from test_decoder import latents, pair, real_or_tiny_latents
@@ -153,6 +153,7 @@ def test_apply_to_under_autocast_runs_stocks_modules(walk_forbidden):
     _assert_stock_bits(_decode(vae, z, torch.bfloat16), _decode(stock, z, torch.bfloat16))
 
 
+@exact_strides_graphs
 def test_compiled_decoder_under_autocast_runs_stocks_modules_and_stays_compiled(walk_forbidden, monkeypatch):
     """compile_vae's forward runs the eager decoder under autocast (stock's modules), without calling its graphs
     (a graph called would fail here, and a failing graph turns the compiled path off for good)."""

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import torch
+from conftest import exact_strides_graphs
 
 import torch_wanops
 from torch_wanops import bench, cli
@@ -328,6 +329,7 @@ def test_info_shows_where_the_norm_is_fused(capsys, monkeypatch):
     assert "bf16: diffusers own" in out and "fp16: fused" in out and "fp32: fused" in out and "fp64: fused" in out
 
 
+@exact_strides_graphs
 def test_info_shows_which_dtypes_compile_vae_compiles(capsys, monkeypatch):
     from torch_wanops import compile as compile_module
 

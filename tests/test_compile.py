@@ -383,6 +383,7 @@ def test_compiled_decode_on_cuda_takes_the_levers(arch, dtype, monkeypatch, caps
     assert torch.equal(got, expected) if dtype != torch.float32 else difference <= CUDA_COMPILED_TOLERANCE
 
 
+@exact_strides_graphs
 def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, caplog):
     """Each chunk signature's first call runs eagerly, and so do the chunks after it in that decode;
     the next decode compiles; a graph reads the verdicts recorded by then (an unchecked geometry:
@@ -436,6 +437,7 @@ def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, cap
     assert "TF32 setting changed" in caplog.text and not compile_module.is_compiled(vae) and not compiled_calls
 
 
+@exact_strides_graphs
 @pytest.mark.parametrize(
     "arch,frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,"
     "raw_conv_output_norms,fused_shortcut_biases",
