@@ -172,6 +172,8 @@ def _info(args: argparse.Namespace) -> int:
     for dtype_name, dtype in DTYPES.items():
         compiled = compile_module.graphs_give_stock_bits(torch.device(args.device).type, dtype)
         print(f"    {args.device} {dtype_name}: {'compiled' if compiled else 'eager'}")
+    if compile_module.EXACT_STRIDES_TAG is None:
+        print(f"    (torch {torch.__version__} cannot tag the ops for their inputs' exact strides: every pair eager)")
     print("fused norms (the installed diffusers' WanRMS_norm rounds as rms_norm_cat_pad_5d does; else diffusers' own):")
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
     for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):
