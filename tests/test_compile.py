@@ -195,7 +195,7 @@ def test_exact_keeps_pairs_without_stock_bits_graphs_eager(monkeypatch, caplog, 
     assert compile_module.is_compiled(vae) is not exact
 
 
-@pytest.mark.skipif(compile_module.EXACT_STRIDES_TAG is None, reason="torch < 2.8 has no needs_exact_strides tag")
+@exact_strides_graphs
 def test_every_op_asks_compiled_graphs_for_its_inputs_exact_strides():
     """Each op's bits depend on its inputs' strides: each carries the tag, whatever torch's default for custom ops."""
     names = sorted(name.split("::")[1] for name in torch._C._dispatch_get_all_op_names() if name.startswith("wanops::"))
