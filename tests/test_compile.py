@@ -329,6 +329,7 @@ def test_compiled_real_config_decode_gives_stock_bits_on_cpu():
 
 
 # 76 s for both architectures in one dtype on an H200 (session 23), mostly compilation.
+@exact_strides_graphs
 @cuda
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("arch,latent_size", [("wan2.1", (60, 104)), ("wan2.2", (30, 52))], ids=str)
@@ -346,6 +347,7 @@ def test_compiled_real_config_16_bit_decode_gives_stock_bits_on_cuda(arch, laten
 CUDA_COMPILED_TOLERANCE = 1e-2
 
 
+@exact_strides_graphs
 @cuda
 @pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
