@@ -8,6 +8,10 @@ must be written by some pass and its output read by one. This counts both over o
 ``aten.convolution`` it dispatches) and prints the time each takes at a given tensor-core rate and memory
 bandwidth. The 1x1(x1) convs read tensors that exist anyway and are left out of the bytes. Measured on
 the H200 (benchmarks/results/levers.md): cuDNN's bf16 convs run at 745-763 TFLOP/s; copies at 3.3-4.9 TB/s.
+It also counts the FLOPs that multiply the zero frames a causal conv's padding puts in front of its input where
+it has fewer cached frames (every conv of the first chunk, some of the second), and of those the ones in convs
+with no cached frame and one output frame (the first chunk's), which a conv of the input's later frames with the
+weight's later taps alone would not compute.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ import math
 import os
 import sys
 from dataclasses import dataclass
+from unittest import mock
 
 import torch
+from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -32,14 +38,51 @@ class ConvTraffic:
     flops: int = 0  # multiply-adds x 2, every conv
     input_bytes: int = 0  # each 3x3(x3) conv's input as the conv reads it (diffusers pads Wan's causal convs first)
     output_bytes: int = 0  # each 3x3(x3) conv's output
+    zero_frame_flops: int = 0  # of the FLOPs, those multiplying a causal conv's front zero frames
+    first_chunk_zero_frame_flops: int = 0  # of those, in convs with no cached frame and one output frame
+
+
+def zero_frame_flops(conv: WanCausalConv3d, x: torch.Tensor, cache_x: torch.Tensor | None) -> int:
+    """The FLOPs of ``conv(x, cache_x)`` (diffusers' causal conv) that multiply the zero frames it pads in front."""
+    weight = conv.weight
+    cached = cache_x.shape[2] if cache_x is not None and conv._padding[4] > 0 else 0
+    zeros = conv._padding[4] - cached
+    frame_stride = conv.stride[0]
+    out_frames = (zeros + cached + x.shape[2] - weight.shape[2]) // frame_stride + 1
+    zero_taps = sum(max(0, min(weight.shape[2], zeros - frame * frame_stride)) for frame in range(out_frames))
+    height = (x.shape[3] + 2 * conv._padding[2] - weight.shape[3]) // conv.stride[1] + 1
+    width = (x.shape[4] + 2 * conv._padding[0] - weight.shape[4]) // conv.stride[2] + 1
+    return 2 * x.shape[0] * height * width * zero_taps * weight.shape[0] * math.prod(weight.shape[3:]) * weight.shape[1]
 
 
 class CountConvs(TorchDispatchMode):
-    """Every ``aten.convolution`` of what runs under it: FLOPs, and the bytes of the non-pointwise ones."""
+    """Every ``aten.convolution`` of what runs under it: FLOPs, and the bytes of the non-pointwise ones; and of
+    diffusers' causal convs, the FLOPs on their front zero frames."""
 
     def __init__(self) -> None:
         super().__init__()
         self.traffic = ConvTraffic()
+        self._causal_forward = mock.patch.object(WanCausalConv3d, "forward", self._counted_causal_forward())
+
+    def _counted_causal_forward(self):
+        stock_forward = WanCausalConv3d.forward
+
+        def forward(conv: WanCausalConv3d, x: torch.Tensor, cache_x: torch.Tensor | None = None) -> torch.Tensor:
+            flops = zero_frame_flops(conv, x, cache_x)
+            self.traffic.zero_frame_flops += flops
+            if cache_x is None and x.shape[2] == 1 and conv.stride[0] == 1:
+                self.traffic.first_chunk_zero_frame_flops += flops
+            return stock_forward(conv, x, cache_x)
+
+        return forward
+
+    def __enter__(self) -> "CountConvs":
+        self._causal_forward.start()
+        return super().__enter__()
+
+    def __exit__(self, *exc_info) -> None:
+        self._causal_forward.stop()
+        super().__exit__(*exc_info)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -74,6 +117,10 @@ def main() -> None:
     print(f"  conv inputs written {traffic.input_bytes / 1e9:.1f} GB + outputs read {traffic.output_bytes / 1e9:.1f} GB:"
           f" {passes_s:.3f} s at {args.tbps:g} TB/s")
     print(f"  floor {conv_s + passes_s:.3f} s")
+    zero_s = traffic.zero_frame_flops / (args.tflops * 1e12)
+    print(f"  of the conv FLOPs, {traffic.zero_frame_flops / 1e12:.2f} T ({traffic.zero_frame_flops / traffic.flops:.2%}:"
+          f" {zero_s:.4f} s) multiply causal zero frames, {traffic.first_chunk_zero_frame_flops / 1e12:.2f} T"
+          f" ({traffic.first_chunk_zero_frame_flops / traffic.flops:.2%}) in one-frame convs with no cached frame")
 
 
 if __name__ == "__main__":

@@ -48,3 +48,30 @@ def test_pointwise_convs_count_flops_but_no_bytes():
         conv(torch.empty(1, 4, 2, 3, 3, device="meta"))
     assert counter.traffic.flops == 2 * (6 * 2 * 3 * 3) * 4
     assert counter.traffic.input_bytes == counter.traffic.output_bytes == 0
+
+
+@pytest.mark.parametrize(
+    "frames, cached_frames, zero_taps, first_chunk",
+    [(1, 0, 2, True), (3, 0, 2 + 1, False), (3, 1, 1, False), (1, 1, 1, False), (3, 2, 0, False)],
+)
+def test_the_flops_on_causal_zero_frames(frames, cached_frames, zero_taps, first_chunk):
+    """Output frame t reads input frames t..t+2 of [zeros, cache, x]: the taps on the zeros are counted apart, and
+    those of a conv with no cached frame and one output frame (a first chunk's) apart again."""
+    conv = WanCausalConv3d(4, 6, 3, padding=1).to(device="meta", dtype=torch.bfloat16)
+    x = torch.empty(2, 4, frames, 5, 7, device="meta", dtype=torch.bfloat16)
+    cache = torch.empty(2, 4, cached_frames, 5, 7, device="meta", dtype=torch.bfloat16) if cached_frames else None
+    stock_forward = WanCausalConv3d.forward
+    with decode_floor.CountConvs() as counter:
+        conv(x, cache)
+    assert WanCausalConv3d.forward is stock_forward  # unpatched after the mode
+    per_tap = 2 * (2 * 6 * 5 * 7) * 4 * 9
+    assert counter.traffic.zero_frame_flops == zero_taps * per_tap
+    assert counter.traffic.first_chunk_zero_frame_flops == (zero_taps * per_tap if first_chunk else 0)
+    assert counter.traffic.flops == frames * 3 * per_tap
+
+
+@pytest.mark.parametrize("model", ["wan2.1-tiny", "wan2.2-tiny"])
+def test_a_decodes_zero_frame_flops_are_a_part_of_its_conv_flops(model):
+    vae, z = decode_case(argparse.Namespace(model=model, dtype="bf16", size="64x64", frames=9), "meta")
+    traffic = decode_floor.count(vae, z)
+    assert 0 < traffic.first_chunk_zero_frame_flops < traffic.zero_frame_flops < traffic.flops
