@@ -39,7 +39,7 @@ class ConvTraffic:
     input_bytes: int = 0  # each 3x3(x3) conv's input as the conv reads it (diffusers pads Wan's causal convs first)
     output_bytes: int = 0  # each 3x3(x3) conv's output
     zero_frame_flops: int = 0  # of the FLOPs, those multiplying a causal conv's front zero frames
-    first_chunk_zero_frame_flops: int = 0  # of those, in convs with no cached frame and one output frame
+    uncached_one_frame_zero_frame_flops: int = 0  # of those, in one-frame convs with no cached frame (a first chunk's)
 
 
 def zero_frame_flops(conv: WanCausalConv3d, x: torch.Tensor, cache_x: torch.Tensor | None) -> int:
@@ -71,7 +71,7 @@ class CountConvs(TorchDispatchMode):
             flops = zero_frame_flops(conv, x, cache_x)
             self.traffic.zero_frame_flops += flops
             if cache_x is None and x.shape[2] == 1 and conv.stride[0] == 1:
-                self.traffic.first_chunk_zero_frame_flops += flops
+                self.traffic.uncached_one_frame_zero_frame_flops += flops
             return stock_forward(conv, x, cache_x)
 
         return forward
@@ -117,10 +117,10 @@ def main() -> None:
     print(f"  conv inputs written {traffic.input_bytes / 1e9:.1f} GB + outputs read {traffic.output_bytes / 1e9:.1f} GB:"
           f" {passes_s:.3f} s at {args.tbps:g} TB/s")
     print(f"  floor {conv_s + passes_s:.3f} s")
-    zero_s = traffic.zero_frame_flops / (args.tflops * 1e12)
-    print(f"  of the conv FLOPs, {traffic.zero_frame_flops / 1e12:.2f} T ({traffic.zero_frame_flops / traffic.flops:.2%}:"
-          f" {zero_s:.4f} s) multiply causal zero frames, {traffic.first_chunk_zero_frame_flops / 1e12:.2f} T"
-          f" ({traffic.first_chunk_zero_frame_flops / traffic.flops:.2%}) in one-frame convs with no cached frame")
+    zero, uncached = traffic.zero_frame_flops, traffic.uncached_one_frame_zero_frame_flops
+    print(f"  of the conv FLOPs, {zero / 1e12:.2f} T ({zero / traffic.flops:.2%}: {zero / (args.tflops * 1e12):.4f} s)"
+          f" multiply causal zero frames, {uncached / 1e12:.2f} T ({uncached / traffic.flops:.2%}) in one-frame convs"
+          " with no cached frame")
 
 
 if __name__ == "__main__":

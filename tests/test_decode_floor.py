@@ -51,10 +51,10 @@ def test_pointwise_convs_count_flops_but_no_bytes():
 
 
 @pytest.mark.parametrize(
-    "frames, cached_frames, zero_taps, first_chunk",
+    "frames, cached_frames, zero_taps, uncached_one_frame",
     [(1, 0, 2, True), (3, 0, 2 + 1, False), (3, 1, 1, False), (1, 1, 1, False), (3, 2, 0, False)],
 )
-def test_the_flops_on_causal_zero_frames(frames, cached_frames, zero_taps, first_chunk):
+def test_the_flops_on_causal_zero_frames(frames, cached_frames, zero_taps, uncached_one_frame):
     """Output frame t reads input frames t..t+2 of [zeros, cache, x]: the taps on the zeros are counted apart, and
     those of a conv with no cached frame and one output frame (a first chunk's) apart again."""
     conv = WanCausalConv3d(4, 6, 3, padding=1).to(device="meta", dtype=torch.bfloat16)
@@ -66,7 +66,7 @@ def test_the_flops_on_causal_zero_frames(frames, cached_frames, zero_taps, first
     assert WanCausalConv3d.forward is stock_forward  # unpatched after the mode
     per_tap = 2 * (2 * 6 * 5 * 7) * 4 * 9
     assert counter.traffic.zero_frame_flops == zero_taps * per_tap
-    assert counter.traffic.first_chunk_zero_frame_flops == (zero_taps * per_tap if first_chunk else 0)
+    assert counter.traffic.uncached_one_frame_zero_frame_flops == (zero_taps * per_tap if uncached_one_frame else 0)
     assert counter.traffic.flops == frames * 3 * per_tap
 
 
@@ -74,4 +74,4 @@ def test_the_flops_on_causal_zero_frames(frames, cached_frames, zero_taps, first
 def test_a_decodes_zero_frame_flops_are_a_part_of_its_conv_flops(model):
     vae, z = decode_case(argparse.Namespace(model=model, dtype="bf16", size="64x64", frames=9), "meta")
     traffic = decode_floor.count(vae, z)
-    assert 0 < traffic.first_chunk_zero_frame_flops < traffic.zero_frame_flops < traffic.flops
+    assert 0 < traffic.uncached_one_frame_zero_frame_flops < traffic.zero_frame_flops < traffic.flops
