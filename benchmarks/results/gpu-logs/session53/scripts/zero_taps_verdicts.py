@@ -2,8 +2,6 @@
 configs' CUDA test prints theirs), with session 52's diffs applied."""
 import argparse
 
-import torch
-
 from torch_wanops import decoder as decoder_module
 from torch_wanops.bench import add_decode_case_arguments, describe_cuda_case, warm_cuda_decodes
 
