@@ -35,6 +35,11 @@ def measured(heading: str) -> dict[str, dict]:
             for r in results}
 
 
+def test_every_results_row_sits_under_a_checked_heading():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert sum(map(len, map(readme_rows, TABLES))) == sum(1 for line in lines if ROW.match(line))
+
+
 @pytest.mark.parametrize("heading", TABLES)
 def test_every_measured_case_is_in_the_readme(heading):
     assert set(readme_rows(heading)) == set(measured(heading))
