@@ -397,11 +397,15 @@ def _timed_rows(
     for name in compiled:
         with variant(vae, name):
             log(f"{name}: first call")
-            # Compilation takes two decodes. wanops: the first runs each chunk shape eagerly (the conv
-            # checks) and compiles the later chunks' graph, the second the first chunk's
-            # (torch_wanops.prewarm). Stock: its second decode compiled for another 42-53 s on an H200
-            # (its first timed decode until session 23), as its forward's frames meet new cache states.
-            firsts = [timed_decode(vae, z, config.device)[1] for _ in range(2)]
+            # Compilation takes two decodes. wanops: the first runs every chunk eagerly (the conv checks),
+            # the second compiles both graphs, the first chunk's and the later chunks' (torch_wanops.prewarm).
+            # Stock: its second decode compiled for another 42-53 s on an H200 (its first timed decode until
+            # session 23), as its forward's frames meet new cache states. Each is logged as it ends, so that a
+            # run cut short says how far compiling got.
+            firsts = []
+            for index in range(2):
+                firsts.append(timed_decode(vae, z, config.device)[1])
+                log(f"{name}: warm-up decode {index + 1} of 2 took {firsts[-1]:.1f} s")
             rows[name] = Row(name, math.nan, None, None, None, sum(firsts))
             _empty_cuda_cache(config.device)
             for index in range(config.repeat):
