@@ -12,6 +12,7 @@ import sys
 import time
 
 import torch
+from torch._dynamo.callback import on_compile_end, on_compile_start
 from torch._dynamo.utils import compile_times, counters
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 5))
@@ -27,16 +28,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_decode_case_arguments(parser)
     parser.add_argument("--decodes", type=int, default=4)
+    parser.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
     args = parser.parse_args()
-    print(describe_cuda_case(args), flush=True)
-    vae, latents = decode_case(args, "cuda")
+    if args.device == "cuda":
+        print(describe_cuda_case(args), flush=True)
+    vae, latents = decode_case(args, args.device)
+    began = time.perf_counter()
+    # Each graph's compile, as it starts and ends (a command's limit may cut the run inside a decode).
+    on_compile_start(lambda *_: print(f"  {time.perf_counter() - began:7.1f} s: a compile starts", flush=True))
+    on_compile_end(lambda *_: print(f"  {time.perf_counter() - began:7.1f} s: a compile ended, unique graphs "
+                                    f"{counters['stats']['unique_graphs']}", flush=True))
     print("compile_vae:", torch_wanops.compile_vae(vae, enabled=True), flush=True)
     for index in range(args.decodes):
-        torch.cuda.synchronize()
         start = time.perf_counter()
         with torch.no_grad():
             vae.decode(latents, return_dict=False)
-        torch.cuda.synchronize()
+        if args.device == "cuda":
+            torch.cuda.synchronize()
         print(f"decode {index}: {time.perf_counter() - start:.1f} s, unique graphs {counters['stats']['unique_graphs']}"
               f", graph breaks {sum(counters['graph_break'].values())}, compiled {torch_wanops.compile.is_compiled(vae)}",
               flush=True)
