@@ -19,6 +19,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -56,6 +57,30 @@ def kernel_seconds(decode) -> collections.Counter[str]:
     return seconds
 
 
+def timed_in_rounds(decode: Callable[[str], object], wanops: list[str], rounds: int, interval_ms: int = 20) -> None:
+    """Stock ("diffusers-eager") and then ``wanops`` (in alternating order) decoded once each per round, every
+    variant warmed up before; prints each variant's median with nvidia-smi's clock, power and energy over its
+    decodes, then one decode's CUDA kernel time by family for each of ``wanops``."""
+    times, spans = collections.defaultdict(list), collections.defaultdict(list)
+    with sampled(interval_ms) as samples:
+        for index in range(rounds):
+            for name in ["diffusers-eager", *(wanops if index % 2 == 0 else wanops[::-1])]:
+                start = time.time()
+                times[name].append(wall_s(lambda: decode(name)))
+                spans[name].append((start, time.time()))
+    stock = statistics.median(times["diffusers-eager"])
+    print(f"medians of {rounds} rounds (and nvidia-smi's samples over them: count, median SM clock, mean power, "
+          "the median's energy at that power):")
+    for name, runs in times.items():
+        median = statistics.median(runs)
+        print(f"  {name:45s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}  "
+              f"{describe(spans_window(samples, spans[name]), median)}")
+    print("CUDA kernel seconds of one decode each, by family:")
+    for name in wanops:
+        seconds = kernel_seconds(lambda: decode(name))
+        print(f"  {name}: " + ", ".join(f"{key} {value:.4f}" for key, value in seconds.most_common()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_decode_case_arguments(parser)
@@ -79,24 +104,7 @@ def main() -> None:
         print(f"{name}: stock's bits {torch.equal(out, reference)}, strides {out.stride() == reference.stride()}",
               flush=True)
     del out, reference
-    times, spans = collections.defaultdict(list), collections.defaultdict(list)
-    with sampled(args.interval_ms) as samples:
-        for index in range(args.rounds):
-            for name in ["diffusers-eager", *(wanops if index % 2 == 0 else wanops[::-1])]:
-                start = time.time()
-                times[name].append(wall_s(lambda: decode(name)))
-                spans[name].append((start, time.time()))
-    stock = statistics.median(times["diffusers-eager"])
-    print(f"medians of {args.rounds} rounds (and nvidia-smi's samples over them: count, median SM clock, mean power, "
-          "the median's energy at that power):")
-    for name, runs in times.items():
-        median = statistics.median(runs)
-        print(f"  {name:45s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}  "
-              f"{describe(spans_window(samples, spans[name]), median)}")
-    print("CUDA kernel seconds of one decode each, by family:")
-    for name in wanops:
-        seconds = kernel_seconds(lambda: decode(name))
-        print(f"  {name}: " + ", ".join(f"{key} {value:.4f}" for key, value in seconds.most_common()))
+    timed_in_rounds(decode, wanops, args.rounds, args.interval_ms)
 
 
 if __name__ == "__main__":

@@ -45,9 +45,10 @@ def main() -> None:
             vae.decode(latents, return_dict=False)
         if args.device == "cuda":
             torch.cuda.synchronize()
-        print(f"decode {index}: {time.perf_counter() - start:.1f} s, unique graphs {counters['stats']['unique_graphs']}"
-              f", graph breaks {sum(counters['graph_break'].values())}, compiled {torch_wanops.compile.is_compiled(vae)}",
-              flush=True)
+        print(f"decode {index}: {time.perf_counter() - start:.1f} s, "
+              f"unique graphs {counters['stats']['unique_graphs']}, "
+              f"graph breaks {sum(counters['graph_break'].values())}, "
+              f"compiled {torch_wanops.compile.is_compiled(vae)}", flush=True)
         # Each decode's running totals, in case the command's limit cuts the run.
         for line in compile_times(repr="str").splitlines():
             if line.startswith(SUMMARY):

@@ -5,16 +5,15 @@ sum 2% slower); inside a power-capped decode a plan's energy counts, not its tim
 its plan cache with `deterministic`, so the two rows below get plans of their own beside the default's:
   deterministic: cuDNN's heuristics with nondeterministic engines filtered out (the control),
   deterministic+benchmark: the fastest timed of those.
-Every row's first decode is checked against stock's bits and strides.
+Every row's first decode is checked against stock's bits and strides. (Its rounds and report were then moved into
+interleaved_levers.timed_in_rounds, which prints the same numbers with wider name columns.)
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import os
-import statistics
 import sys
 import time
 
@@ -24,9 +23,7 @@ BENCHMARKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardi
 sys.path.insert(0, BENCHMARKS)
 sys.path.insert(0, os.path.dirname(BENCHMARKS))
 
-from clock_power import describe, sampled, spans_window  # noqa: E402
-from graph_replay import wall_s  # noqa: E402
-from interleaved_levers import kernel_seconds  # noqa: E402
+from interleaved_levers import timed_in_rounds  # noqa: E402
 
 from torch_wanops.bench import add_decode_case_arguments, decode_case, describe_cuda_case, variant  # noqa: E402
 
@@ -62,23 +59,7 @@ def main() -> None:
         print(f"{row}: warm-up {warm:.1f} s, stock's bits {torch.equal(out, reference)}, "
               f"strides {out.stride() == reference.stride()}", flush=True)
     del out, reference
-    times, spans = collections.defaultdict(list), collections.defaultdict(list)
-    with sampled(20) as samples:
-        for index in range(args.rounds):
-            for row in ["diffusers-eager", *(wanops if index % 2 == 0 else wanops[::-1])]:
-                start = time.time()
-                times[row].append(wall_s(lambda: decode(row)))
-                spans[row].append((start, time.time()))
-    stock = statistics.median(times["diffusers-eager"])
-    print(f"medians of {args.rounds} rounds (samples, median SM clock, mean power, energy):")
-    for row, runs in times.items():
-        median = statistics.median(runs)
-        print(f"  {row:32s} {median:.4f} s  {stock / median:.3f}x  runs {' '.join(f'{t:.4f}' for t in runs)}  "
-              f"{describe(spans_window(samples, spans[row]), median)}")
-    print("CUDA kernel seconds of one decode each, by family:")
-    for row in wanops:
-        seconds = kernel_seconds(lambda: decode(row))
-        print(f"  {row}: " + ", ".join(f"{key} {value:.4f}" for key, value in seconds.most_common()))
+    timed_in_rounds(decode, wanops, args.rounds)
 
 
 if __name__ == "__main__":
