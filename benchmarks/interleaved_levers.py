@@ -59,8 +59,8 @@ def kernel_seconds(decode) -> collections.Counter[str]:
 
 def timed_in_rounds(decode: Callable[[str], object], wanops: list[str], rounds: int, interval_ms: int = 20) -> None:
     """Stock ("diffusers-eager") and then ``wanops`` (in alternating order) decoded once each per round, every
-    variant warmed up before; prints each variant's median with nvidia-smi's clock, power and energy over its
-    decodes, then one decode's CUDA kernel time by family for each of ``wanops``."""
+    variant already warmed up by the caller; prints each variant's median with nvidia-smi's clock, power and energy
+    over its decodes, then one decode's CUDA kernel time by family for each of ``wanops``."""
     times, spans = collections.defaultdict(list), collections.defaultdict(list)
     with sampled(interval_ms) as samples:
         for index in range(rounds):

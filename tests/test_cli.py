@@ -109,19 +109,17 @@ def test_bench_compile_rows(monkeypatch, tmp_path):
 def test_bench_first_call_of_a_compiled_variant_is_two_decodes(monkeypatch):
     """Compiled variants are timed after two warm-up decodes (both compile), each logged, the others after one."""
     monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
-    decodes, variant_names = collections.Counter(), []
+    decodes, messages = collections.Counter(), []
     timed_decode = bench.timed_decode
 
     def counted(*args):
-        decodes[variant_names[-1]] += 1
+        decodes[messages[-1].partition(":")[0]] += 1  # the variant the last progress message named
         return timed_decode(*args)
 
     monkeypatch.setattr(bench, "timed_decode", counted)
     config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
                                repeat=1, compile=True)
-    messages = []
-    bench.run_bench(config, progress=lambda message: messages.append(message) or variant_names.append(
-        message.partition(":")[0]))
+    bench.run_bench(config, progress=messages.append)
     assert decodes == {"diffusers-eager": 2, "wanops-eager": 2, "diffusers-compiled": 3, "wanops-compiled": 3}
     # Each compiled warm-up decode is reported as it ends (a run cut while compiling says how far it got).
     warm_ups = [message.split(" took ")[0] for message in messages if " warm-up decode " in message]
