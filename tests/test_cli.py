@@ -349,6 +349,17 @@ def test_info_shows_which_dtypes_compile_vae_compiles(capsys, monkeypatch):
     assert "cpu bf16: eager" in out and "cannot tag the ops for their inputs' exact strides: every pair eager" in out
 
 
+def test_info_shows_which_ops_have_their_inductor_lowering(capsys, monkeypatch):
+    from torch._inductor import lowering
+
+    cli.main(["--device", "cpu", "info"])
+    assert "registered for every op" in capsys.readouterr().out.split("Inductor lowerings")[1]
+    monkeypatch.delitem(lowering.lowerings, torch.ops.wanops.dup_up3d_add.default)
+    cli.main(["--device", "cpu", "info"])
+    out = capsys.readouterr().out.split("Inductor lowerings")[1]
+    assert "implicit for wanops.dup_up3d_add.default\n" in out and "every op" not in out
+
+
 def test_info_shows_the_lever_switches(capsys, monkeypatch):
     from torch_wanops import decoder
 

@@ -18,6 +18,7 @@ from torch_wanops import compile as compile_module
 from torch_wanops import diffusers_code
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
 from torch_wanops.configs import CONFIGS
+from torch_wanops.ops._inductor import ops_without_lowering
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
 OPS = ("cat_pad_5d", "dup_up3d_add", "rms_norm_cat_pad_5d", "bias_add_contiguous", "upsample_nearest_2x", "conv3d_chunked",
@@ -174,6 +175,9 @@ def _info(args: argparse.Namespace) -> int:
         print(f"    {args.device} {dtype_name}: {'compiled' if compiled else 'eager'}")
     if compile_module.EXACT_STRIDES_TAG is None:
         print(f"    (torch {torch.__version__} cannot tag the ops for their inputs' exact strides: every pair eager)")
+    unlowered = ops_without_lowering()
+    print("Inductor lowerings of the ops (registered at import; Inductor's implicit ones compile slowly on torch 2.11):")
+    print(f"    implicit for {', '.join(unlowered)}" if unlowered else "    registered for every op")
     print("fused norms (the installed diffusers' WanRMS_norm rounds as rms_norm_cat_pad_5d does; else diffusers' own):")
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
     for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):

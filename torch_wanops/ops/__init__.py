@@ -8,6 +8,7 @@ import torch
 
 # Importing these modules registers the wanops ops.
 from torch_wanops.ops._common import require_int
+from torch_wanops.ops._inductor import register_inductor_fallbacks
 from torch_wanops.ops.bias_add_contiguous import check_bias_add_contiguous_types
 from torch_wanops.ops.cat_pad_5d import check_cat_pad_5d_types
 from torch_wanops.ops.channels_last_copy import check_channels_last_copy_args
@@ -17,6 +18,9 @@ from torch_wanops.ops.refresh_cache import check_refresh_cache_args
 from torch_wanops.ops.rms_norm_cat_pad_5d import check_rms_norm_cat_pad_5d_types
 from torch_wanops.ops.upsample_nearest_2x import check_upsample_nearest_2x_args
 from torch_wanops.ops.wan_rms_norm import check_wan_rms_norm_args
+
+# Before any graph meets the ops: Inductor's implicit fallback for them can take minutes (ops/_inductor.py).
+register_inductor_fallbacks()
 
 
 def cat_pad_5d(

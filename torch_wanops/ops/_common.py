@@ -16,9 +16,14 @@ import torch
 EXACT_STRIDES_TAG: torch.Tag | None = getattr(torch.Tag, "needs_exact_strides", None)
 
 
+# The qualified names of the ops define_op has defined, in order.
+DEFINED_OPS: list[str] = []
+
+
 def define_op(qualname: str, schema: str) -> None:
     """``torch.library.define`` of a wanops op, tagged to get its inputs' exact strides in compiled graphs."""
     torch.library.define(qualname, schema, tags=() if EXACT_STRIDES_TAG is None else (EXACT_STRIDES_TAG,))
+    DEFINED_OPS.append(qualname)
 
 
 def require(condition: object, error: type[Exception], message: Callable[[], str]) -> None:
