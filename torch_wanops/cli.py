@@ -177,7 +177,7 @@ def _info(args: argparse.Namespace) -> int:
         print(f"    (torch {torch.__version__} cannot tag the ops for their inputs' exact strides: every pair eager)")
     unlowered = ops_without_lowering()
     print("Inductor lowerings of the ops (registered at import; Inductor's implicit ones compile slowly on torch 2.11):")
-    print(f"    implicit for {', '.join(unlowered)}" if unlowered else "    registered for every op")
+    print(f"    implicit for {', '.join(map(str, unlowered))}" if unlowered else "    registered for every op")
     print("fused norms (the installed diffusers' WanRMS_norm rounds as rms_norm_cat_pad_5d does; else diffusers' own):")
     fused = importlib.import_module("torch_wanops.ops.rms_norm_cat_pad_5d").NORM_IS_INSTALLED_DIFFUSERS
     for dtype_name, dtype in (*DTYPES.items(), ("fp64", torch.float64)):

@@ -38,19 +38,18 @@ def register_inductor_fallbacks() -> bool:
         from torch._inductor import lowering
         from torch._library.utils import get_layout_constraint_tag
 
-        for op in wanops_overloads():
-            if op not in lowering.lowerings:
-                # As GraphLowering.call_function's implicit fallback does for a custom op.
-                constraint = lowering.tag_to_layout_constraint(get_layout_constraint_tag(op, with_default=True))
-                lowering.make_fallback(op, layout_constraint=constraint, warn=False)
+        for op in ops_without_lowering():
+            # As GraphLowering.call_function's implicit fallback does for a custom op.
+            constraint = lowering.tag_to_layout_constraint(get_layout_constraint_tag(op, with_default=True))
+            lowering.make_fallback(op, layout_constraint=constraint, warn=False)
     except (ImportError, AttributeError, TypeError) as exc:  # another torch's private API: its own path stays
         logger.debug("torch_wanops: Inductor's implicit fallbacks will lower the wanops ops (%s)", exc)
         return False
     return True
 
 
-def ops_without_lowering() -> list[str]:
-    """The wanops ops Inductor has no lowering for (those its implicit fallback will lower)."""
+def ops_without_lowering() -> list[torch._ops.OpOverload]:
+    """The wanops ops Inductor has no lowering for (those its implicit fallback would lower)."""
     from torch._inductor import lowering
 
-    return [str(op) for op in wanops_overloads() if op not in lowering.lowerings]
+    return [op for op in wanops_overloads() if op not in lowering.lowerings]
