@@ -1054,20 +1054,35 @@ def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch
     assert got.dtype == torch.float32 and torch.equal(got, expected)
 
 
-def record_upsample_calls(monkeypatch) -> list[bool]:
-    """From now on, the ``channels_last`` of each upsample_nearest_2x call of the decoder."""
+def record_upsample_calls(monkeypatch) -> list[tuple[bool, tuple[int, ...]]]:
+    """From now on, each upsample_nearest_2x call of the decoder: its ``channels_last`` and the shape of the Conv2d
+    input it makes."""
     upsample_op, calls = decoder_module.upsample_nearest_2x, []
-    monkeypatch.setattr(decoder_module, "upsample_nearest_2x",
-                        lambda x, channels_last: calls.append(channels_last) or upsample_op(x, channels_last))
+
+    def recorded(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
+        batch, channels, frames, height, width = x.shape
+        calls.append((channels_last, (batch * frames, channels, 2 * height, 2 * width)))
+        return upsample_op(x, channels_last)
+
+    monkeypatch.setattr(decoder_module, "upsample_nearest_2x", recorded)
     return calls
 
 
-def upsample_layouts_of_three_chunks(resamplers: int) -> list[bool]:
-    """The channels_last of each upsample call in a three-chunk decode under the conv-layout lever, from
-    fresh verdicts: the first two chunks' Conv2d geometries are new (channels-last input, then checked),
-    the third chunk repeats the second's, channels-last where their check did not refuse them."""
-    verdicts = [ok for key, ok in decoder_module._channels_last_conv_verdicts.items() if len(key[1]) == 4]
-    return [True] * 2 * resamplers + [ok is not False for ok in verdicts[-resamplers:]]
+def lever_upsample_layouts(calls: list[tuple[bool, tuple[int, ...]]]) -> list[bool]:
+    """The channels_last each recorded call takes under the conv-layout lever, from fresh verdicts: a Conv2d
+    geometry's first call channels-last (its check runs there), its later calls so where the check did not refuse
+    it. In call order, whatever it is: on CUDA the latent stage takes a group's frames through the first upsampler
+    before their later stages (an H100 refusing fp32 geometries showed it, gpu-logs/session56)."""
+    conv2d_verdicts = [(key.input_shape, ok) for key, ok in decoder_module._channels_last_conv_verdicts.items()
+                       if len(key.weight_shape) == 4]
+    verdicts = dict(conv2d_verdicts)
+    assert len(verdicts) == len(conv2d_verdicts), "two Conv2d geometries of one input shape"
+    seen: set[tuple[int, ...]] = set()
+    layouts = []
+    for _, shape in calls:
+        layouts.append(shape not in seen or verdicts[shape] is not False)
+        seen.add(shape)
+    return layouts
 
 
 @pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])
@@ -1083,7 +1098,9 @@ def test_fused_upsample_keeps_the_bits(device, impl, arch, dtype, batch, monkeyp
     z = latents(arch, dtype, device, frames=3, batch=batch)
     assert_same_decode(stock, omni, z, impl)
     resamplers = sum(getattr(m, "mode", None) in ("upsample2d", "upsample3d") for m in omni.decoder.modules())
-    assert calls == (upsample_layouts_of_three_chunks(resamplers) if device == "cuda" else [False] * 3 * resamplers)
+    assert len(calls) == 3 * resamplers
+    layouts = [channels_last for channels_last, _ in calls]
+    assert layouts == (lever_upsample_layouts(calls) if device == "cuda" else [False] * 3 * resamplers)
 
 
 def one_frame_channels_last(tensor: torch.Tensor) -> torch.Tensor:
@@ -1196,19 +1213,23 @@ def test_attention_block_runs_other_blocks_as_they_are(monkeypatch):
     assert torch.equal(decoder_module.attention_block(other, x), other(x)) and not calls
 
 
-def test_refused_upsampler_geometries_get_stock_layout_input_directly(monkeypatch):
+@pytest.mark.parametrize("frame_order", ["chunk-by-chunk", "latent-stage-first"])
+def test_refused_upsampler_geometries_get_stock_layout_input_directly(frame_order, monkeypatch):
     """A Conv2d geometry the conv-layout check refused gets upsample_nearest_2x's output in stock's layout
-    from then on, not a channels-last one copied over. On CPU the check refuses some (oneDNN); the third
-    chunk, the first to repeat the geometries, upsamples without channels_last exactly for those, with
-    stock's bits."""
+    from then on, not a channels-last one copied over. On CPU the check refuses some (oneDNN); the calls that
+    repeat a geometry upsample without channels_last exactly for those, with stock's bits. In either frame order:
+    stock's chunk by chunk, or CUDA's, where the latent stage takes a group's frames through the first upsampler
+    before their later stages."""
+    if frame_order == "latent-stage-first":
+        monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))
     monkeypatch.setattr(decoder_module, "FUSED_UPSAMPLE", True)
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
     monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
     calls = record_upsample_calls(monkeypatch)
     stock, omni = pair("wan2.1-tiny", torch.float32)
-    resamplers = sum(getattr(m, "mode", None) in ("upsample2d", "upsample3d") for m in omni.decoder.modules())
     assert_same_decode(stock, omni, latents("wan2.1-tiny", torch.float32, "cpu", frames=3, **SMALL))
-    assert calls == upsample_layouts_of_three_chunks(resamplers) and False in calls[2 * resamplers:]
+    layouts = [channels_last for channels_last, _ in calls]
+    assert layouts == lever_upsample_layouts(calls) and False in layouts
 
 
 def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
@@ -1225,7 +1246,7 @@ def test_fused_upsample_feeds_the_conv_layout_lever(monkeypatch):
     stock, omni = pair("wan2.1-tiny", torch.bfloat16)
     z = latents("wan2.1-tiny", torch.bfloat16, "cpu", frames=2, **SMALL)
     assert_same_decode(stock, omni, z)
-    assert calls and all(calls)
+    assert calls and all(channels_last for channels_last, _ in calls)
     conv2d_verdicts = {key: ok for key, ok in decoder_module._channels_last_conv_verdicts.items() if len(key[1]) == 4}
     assert conv2d_verdicts and not any(conv2d_verdicts.values())
 
