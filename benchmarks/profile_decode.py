@@ -2,7 +2,8 @@
 
     python benchmarks/profile_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
-Prints, per variant, the total kernel time and the top kernels (time, calls, share), then
+Variants are bench_decode's (compiled ones warmed up by two decodes) and its lever switches.
+Prints, per variant, the decode's wall time, the total kernel time and the top kernels (time, calls, share), then
 the top ATen ops by the kernel time they launched, per input shapes (which op a generic
 kernel such as ``elementwise_kernel`` serves); writes the same to
 profile_<model>_<dtype>_<variant>.txt under --out. With two variants, last, the kernels both ran as often (the
@@ -15,13 +16,16 @@ import argparse
 import collections
 import os
 import sys
+import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import torch_wanops  # noqa: E402
-from torch_wanops.bench import add_decode_case_arguments, decode_case  # noqa: E402
+from torch_wanops.bench import (  # noqa: E402
+    COMPILED_VARIANTS, LEVER_SWITCHES, VARIANTS, add_decode_case_arguments, decode_case,
+)
+from torch_wanops.bench import variant as bench_variant  # noqa: E402
 
 
 def kernel_totals(prof: torch.profiler.profile) -> dict[str, list[float]]:
@@ -87,20 +91,25 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     kernels = {}
     for variant in args.variants:
-        if variant == "wanops-eager":
-            torch_wanops.apply_to(vae)
-        elif variant != "diffusers-eager":
-            raise SystemExit(f"--variants takes diffusers-eager and wanops-eager, got {variant!r}")
-        with torch.no_grad():
-            vae.decode(z)  # warm-up: cuDNN autotuning, Triton compilation
+        if variant not in VARIANTS and variant not in LEVER_SWITCHES:
+            raise SystemExit(f"--variants takes {', '.join(VARIANTS)} or a lever switch, got {variant!r}")
+        # A compiled variant's first decode runs each chunk signature eagerly, its second compiles the graphs.
+        warm_ups = 2 if variant in COMPILED_VARIANTS else 1
+        with torch.no_grad(), bench_variant(vae, variant):
+            for _ in range(warm_ups):  # also cuDNN's autotuning and Triton's compilation
+                vae.decode(z)
             torch.cuda.synchronize()
+            start = time.perf_counter()
+            vae.decode(z)  # unprofiled: the wall time the kernel time is set against (the rest: GPU idle)
+            torch.cuda.synchronize()
+            wall_s = time.perf_counter() - start
             activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
             with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
                 vae.decode(z)
                 torch.cuda.synchronize()
-        torch_wanops.restore(vae)
         kernels[variant] = kernel_totals(prof)
         _, lines = kernel_table(kernels[variant], args.top)
+        lines.insert(0, f"decode wall time {wall_s:.3f} s (unprofiled)")
         lines += op_table(prof, args.top)
         text = "\n".join([f"# {args.model} {args.dtype} {args.size}x{args.frames} {variant}", *lines]) + "\n"
         print(text, flush=True)
