@@ -1080,7 +1080,7 @@ def lever_upsample_layouts(calls: list[tuple[bool, tuple[int, ...]]]) -> list[bo
     seen: set[tuple[int, ...]] = set()
     layouts = []
     for _, shape in calls:
-        layouts.append(shape not in seen or verdicts[shape] is not False)
+        layouts.append(shape not in seen or verdicts.get(shape) is not False)
         seen.add(shape)
     return layouts
 
