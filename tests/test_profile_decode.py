@@ -53,4 +53,3 @@ def test_unknown_variants_are_refused_before_the_decoder_is_built(capsys):
     error = capsys.readouterr().err
     assert "--variants takes diffusers-eager, wanops-eager, diffusers-compiled, wanops-compiled" in error
     assert "got 'wanops-fast'" in error
-
