@@ -2,7 +2,7 @@
 
     python benchmarks/profile_decode.py --model wan2.1 --dtype bf16 --variants diffusers-eager wanops-eager
 
-Variants are bench_decode's (compiled ones warmed up by two decodes) and its lever switches.
+Variants are bench_decode's and its lever switches, each warmed up by two decodes.
 Prints, per variant, the decode's wall time, the total kernel time and the top kernels (time, calls, share), then
 the top ATen ops by the kernel time they launched, per input shapes (which op a generic
 kernel such as ``elementwise_kernel`` serves); writes the same to
@@ -22,10 +22,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_wanops.bench import (  # noqa: E402
-    COMPILED_VARIANTS, LEVER_SWITCHES, VARIANTS, add_decode_case_arguments, decode_case,
-)
-from torch_wanops.bench import variant as bench_variant  # noqa: E402
+from torch_wanops.bench import LEVER_SWITCHES, VARIANTS, add_decode_case_arguments, warm_cuda_decodes  # noqa: E402
 
 
 def is_annotation(name: str) -> bool:
@@ -97,24 +94,20 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--variants takes {', '.join(VARIANTS)} or a lever switch ({', '.join(LEVER_SWITCHES)}), "
                      f"got {', '.join(map(repr, unknown))}")
 
-    vae, z = decode_case(args, "cuda")
     os.makedirs(args.out, exist_ok=True)
     kernels = {}
-    for variant in args.variants:
-        # A compiled variant's first decode runs each chunk signature eagerly, its second compiles the graphs.
-        warm_ups = 2 if variant in COMPILED_VARIANTS else 1
-        with torch.no_grad(), bench_variant(vae, variant):
-            for _ in range(warm_ups):  # also cuDNN's autotuning and Triton's compilation
-                vae.decode(z)
+    # Each variant in force and warmed up by two decodes (cuDNN's autotuning, Triton's and a compiled variant's
+    # compiles) until the next is asked for.
+    for variant, decode in warm_cuda_decodes(args, args.variants):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        decode()  # unprofiled: the wall time the kernel time is set against (the rest: GPU idle)
+        torch.cuda.synchronize()
+        wall_s = time.perf_counter() - start
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+            decode()
             torch.cuda.synchronize()
-            start = time.perf_counter()
-            vae.decode(z)  # unprofiled: the wall time the kernel time is set against (the rest: GPU idle)
-            torch.cuda.synchronize()
-            wall_s = time.perf_counter() - start
-            activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-            with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
-                vae.decode(z)
-                torch.cuda.synchronize()
         kernels[variant] = kernel_totals(prof)
         _, lines = kernel_table(kernels[variant], args.top)
         lines.insert(0, f"decode wall time {wall_s:.3f} s (unprofiled)")
