@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# session 59 B: a cold first decode broken down (s59b_cold.py, empty Triton and Inductor caches), on any card.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD TRITON_CACHE_DIR=/tmp/tc59
+rm -rf /tmp/tc59
+nvidia-smi --query-gpu=name,power.limit,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+timeout 300 python3 benchmarks/results/gpu-logs/session59/scripts/s59b_cold.py 2>&1 | grep -v "^DEBUG" \
+  | tee $OUT/cold.log
