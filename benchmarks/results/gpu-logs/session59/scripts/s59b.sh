@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# session 59 B: a cold first decode broken down (s59b_cold.py, empty Triton and Inductor caches), on any card.
+# session 59 B: a cold first decode broken down (s59b_cold.py, an empty Triton cache), on any card.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD TRITON_CACHE_DIR=/tmp/tc59
 rm -rf /tmp/tc59
