@@ -6,10 +6,5 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 nvidia-smi --query-gpu=name,power.limit,driver_version --format=csv,noheader | tee $OUT/gpu.txt
 [[ "$gpu" == *H200* ]] || exit 0
-for dtype in fp16 fp32; do
-  repeat=5; [ $dtype = fp32 ] && repeat=3
-  mkdir -p $OUT/$dtype
-  timeout 280 python3 benchmarks/bench_decode.py --models wan2.1 wan2.2 --dtypes $dtype --sizes 480x832 \
-    --repeat $repeat --out $OUT/$dtype 2>&1 | grep -v "^DEBUG" | grep -v ": run [0-9]" \
-    | tee $OUT/$dtype/bench.log | tail -n 6
-done
+timeout 380 python3 benchmarks/bench_decode.py --models wan2.2 wan2.1 --dtypes fp16 fp32 --sizes 480x832 \
+  --repeat 5 --out $OUT 2>&1 | grep -v "^DEBUG" | grep -v ": run [0-9]" | tee $OUT/bench.log | tail -n 12
