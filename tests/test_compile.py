@@ -3,6 +3,7 @@
 import contextlib
 import importlib
 import logging
+import re
 import threading
 
 import pytest
@@ -531,9 +532,11 @@ def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, arch, fra
 # --- prewarm ------------------------------------------------------------------------------------
 
 
-def test_prewarm_eager_and_bare_decoder():
+def test_prewarm_eager_and_bare_decoder(caplog):
     vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
-    assert torch_wanops.prewarm(vae, (1, 4, 2, 3, 3)) is True
+    with caplog.at_level(logging.INFO, logger="torch_wanops"):
+        assert torch_wanops.prewarm(vae, (1, 4, 2, 3, 3)) is True
+    assert re.search(r"prewarm at latent shape \(1, 4, 2, 3, 3\) done in \d+\.\d s", caplog.text), caplog.text
     assert torch_wanops.prewarm(vae.decoder, (1, 4, 2, 3, 3), dtype=torch.float32, device="cpu") is True
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -329,6 +330,7 @@ def prewarm(
     parameter = next(decoder.parameters())
     dtype = dtype or parameter.dtype
     device = torch.device(device) if device is not None else parameter.device
+    start = time.perf_counter()
     try:
         generator = torch.Generator(device="cpu").manual_seed(0)
         latents = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
@@ -352,5 +354,6 @@ def prewarm(
             exc,
         )
         return False
-    logger.info("torch_wanops prewarm at latent shape %s done.", shape)
+    # A cold start's time is mostly Triton compiling the kernels, which its on-disk cache keeps (README, First decode).
+    logger.info("torch_wanops prewarm at latent shape %s done in %.1f s.", shape, time.perf_counter() - start)
     return True
