@@ -198,7 +198,8 @@ def test_autocast_disabled_takes_the_ops(monkeypatch):
 
 # torch < 2.13's CPU graphs do not round 16-bit intermediates as eager does (test_compile.py).
 @pytest.mark.skipif(torch.torch_version.TorchVersion(torch.__version__) < "2.13",
-                    reason="torch < 2.13's CPU graphs do not round 16-bit intermediates as eager (measured: 2.11, 2.12.1)")
+                    reason="torch < 2.13's CPU graphs do not round 16-bit intermediates as eager "
+                           "(measured: 2.11, 2.12.1)")
 def test_compiled_decode_under_autocast_to_its_dtype_runs_the_same_graphs():
     """compile_vae's forward sets a neutral autocast aside to the state its graphs were compiled under: the graphs
     prewarm compiled without autocast run, none is added, and the decode has stock's bits under that autocast.

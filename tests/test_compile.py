@@ -308,7 +308,8 @@ def _assert_compiled_decode_gives_stock_bits(arch, dtype, latent_size, device="c
 # from stock (bf16 by up to 0.0625, fp16 0.0081), as compiled stock diffusers' did (0.061, 0.0078) on this 2-core CPU
 # (session 48); compile_vae keeps CPU 16-bit chunks eager on every torch (GRAPHS_GIVING_STOCK_BITS).
 @pytest.mark.skipif(torch.torch_version.TorchVersion(torch.__version__) < "2.13",
-                    reason="torch < 2.13's CPU graphs do not round 16-bit intermediates as eager (measured: 2.11, 2.12.1)")
+                    reason="torch < 2.13's CPU graphs do not round 16-bit intermediates as eager "
+                           "(measured: 2.11, 2.12.1)")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_compiled_16_bit_decode_gives_stock_bits_on_cpu(dtype):
     """16-bit graphs round their intermediates where eager does (emulate_precision_casts): without it,
