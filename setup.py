@@ -14,7 +14,7 @@ setup(
     install_requires=["torch>=2.6", "diffusers>=0.35"],
     extras_require={
         "triton": ["triton"],
-        "test": ["pytest", "hypothesis"],
+        "test": ["pytest", "pytest-xdist", "hypothesis"],
         "plot": ["matplotlib"],
     },
     entry_points={"console_scripts": ["wanops=torch_wanops.cli:main"]},

@@ -33,6 +33,11 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpu" if torch.cuda.is_available() else "ci"))
 
+# Under pytest-xdist (the README's test command runs two workers) each worker takes one intra-op thread: two workers
+# of two threads each on CI's two cores ran no faster than one process (session 61).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
+
 HAS_CUDA = torch.cuda.is_available()
 # The dtypes the Triton kernels take; parametrize with ids=str so `-k bfloat16` selects by dtype.
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -82,6 +87,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if runs_on_cuda(item):
             item.add_marker(pytest.mark.cuda)
+    # The slow tests first, so that pytest-xdist's workers share them rather than one worker running them after
+    # the other has finished (a stable sort: the order within each group stays the files' order).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # Where the Triton kernels can run in this process: CUDA, or CPU under TRITON_INTERPRET=1.

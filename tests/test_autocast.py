@@ -98,6 +98,7 @@ def walk_counted(monkeypatch):
 @pytest.mark.parametrize("tiled", [False, True], ids=["whole", "tiled"])
 @pytest.mark.parametrize("dtype,autocast_dtype", NEUTRAL, ids=str)
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_decode_under_autocast_to_its_dtype_takes_the_ops(walk_counted, arch, dtype, autocast_dtype, tiled, caplog):
     """Autocast to the VAE's own dtype: the walk runs, with autocast off inside it, and gives stock's bits under
     that autocast, which are stock's without it; nothing is logged. Before diffusers 0.38 (CI's 0.35 step) the
@@ -200,6 +201,7 @@ def test_autocast_disabled_takes_the_ops(monkeypatch):
 @pytest.mark.skipif(torch.torch_version.TorchVersion(torch.__version__) < "2.13",
                     reason="torch < 2.13's CPU graphs do not round 16-bit intermediates as eager "
                            "(measured: 2.11, 2.12.1)")
+@pytest.mark.slow
 def test_compiled_decode_under_autocast_to_its_dtype_runs_the_same_graphs():
     """compile_vae's forward sets a neutral autocast aside to the state its graphs were compiled under: the graphs
     prewarm compiled without autocast run, none is added, and the decode has stock's bits under that autocast.

@@ -115,6 +115,7 @@ def assert_matches_dup_up3d(x, bias, source, factor_t, factor_s, drop_first, imp
 
 @impl_params()
 @given(case=dup_cases(), x_layout=st.sampled_from(LAYOUTS))
+@pytest.mark.slow
 def test_dup_up3d_residual_matches_the_stock_shortcut_add(device, impl, case, x_layout):
     (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype, _,
      source_layout, seed) = case

@@ -109,6 +109,7 @@ def dup_inputs(source_shape, out_channels, factor_t, factor_s, drop_first, dtype
 @kernel_device
 @given(case=dup_cases(), x_layout=st.sampled_from(LAYOUTS))
 @example(case=(2, 8, 16, 2, 3, 5, 2, 2, True, torch.bfloat16, None, "channels_last", 0), x_layout="permuted")
+@pytest.mark.slow
 def test_dup_up3d_residual_matches_its_spec(device, case, x_layout):
     (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype, _,
      source_layout, seed) = case
@@ -139,6 +140,7 @@ def test_no_channels_or_columns():
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.slow
 def test_opcheck(requires_grad):
     # Each x layout with one of the optional-argument forms: the outputs are contiguous whatever x's layout (the
     # full product took ~40 s of CI for the same checks).
@@ -282,6 +284,7 @@ print("compiled")
 """
 
 
+@pytest.mark.slow
 def test_every_kernel_variant_compiles_for_sm90():
     """Triton's compiler, not the interpreter, on each constexpr variant of bias_add_norm_kernel and on
     bias_add_contiguous_kernel's frame-group ones (no GPU needed): the interpreter runs a kernel as Python, and once

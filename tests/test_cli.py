@@ -207,6 +207,7 @@ def test_bench_says_when_compile_vae_keeps_the_case_eager(monkeypatch, caplog):
     assert "keeps this device and dtype on the eager lossless path" in caplog.text
 
 
+@pytest.mark.slow
 def test_bench_lever_variants(monkeypatch):
     """The benchmark's lever rows: each right after wanops-eager, each flips only its own switch, all restored."""
     import importlib
@@ -296,6 +297,7 @@ def test_bench_rejects_bad_repeat():
     assert excinfo.value.code == 2
 
 
+@pytest.mark.slow
 def test_check_passes_here(capsys):
     assert cli.main(["--device", "cpu", "check"]) == 0
     out = capsys.readouterr().out
@@ -304,6 +306,7 @@ def test_check_passes_here(capsys):
         ["wan2.1-tiny", "bf16"], ["wan2.2-tiny", "bf16"]]
 
 
+@pytest.mark.slow
 def test_check_fails_on_mismatch(monkeypatch, capsys):
     from torch_wanops import decoder
 

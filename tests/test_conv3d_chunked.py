@@ -67,6 +67,7 @@ def assert_exact_conv(x, weight, impl):
          layout="channels_last", weight_layout="contiguous", seed=0)
 @example(batch=1, chunks=3, out_channels=3, kernel=(3, 3, 3), extra=(3, 1, 4), dtype=torch.float16,
          layout="strided", weight_layout="contiguous", seed=1)
+@pytest.mark.slow
 def test_matches_conv3d_on_integer_values(device, impl, batch, chunks, out_channels, kernel, extra, dtype, layout,
                                           weight_layout, seed):
     channels = 32 * chunks
@@ -365,6 +366,7 @@ def test_invalid_tail_arguments_are_named(tail, error, match):
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.slow
 def test_opcheck(requires_grad):
     for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
         # Integer values (exact in any order and in TF32) run the kernel where it can, fp32 as TF32.

@@ -352,6 +352,7 @@ def test_real_configs_on_cuda(arch, dtype, channels_last):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_channels_last_convs_is_a_no_op_off_cuda(arch, monkeypatch):
     stock, omni = pair(arch, torch.bfloat16)
     omni.decoder.channels_last_convs = True
@@ -361,6 +362,7 @@ def test_channels_last_convs_is_a_no_op_off_cuda(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
     """Only NCDHW latents and weights take the conv-layout lever (a channels-last decode was not exact on the H200)."""
     monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: x.dtype == torch.bfloat16)
@@ -384,6 +386,7 @@ def test_channels_last_convs_skip_channels_last_latents(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_channels_last_convs_verify_each_geometry_once(arch, monkeypatch):
     """The lever checks its first call per conv geometry against the stock layout and keeps it only if exact.
 
@@ -699,6 +702,7 @@ def record_fused_norm_inputs(monkeypatch) -> list[bool]:
     [("FRAME_MAJOR_NORM_INPUTS", torch.bfloat16), ("FRAME_MAJOR_NORMS_STOCK_LAYOUT", torch.float32)],
     ids=["conv-layout-lever", "stock-conv-layout"],
 )
+@pytest.mark.slow
 def test_frame_major_norm_inputs_take_the_fused_norm(arch, switch, dtype, monkeypatch):
     """With the switch the upsamplers' frame-major outputs reach the fused norm, exactly.
 
@@ -785,6 +789,7 @@ class EpilogueNormCounts:
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("grad_mode", [torch.no_grad, torch.inference_mode], ids=lambda m: m.__name__)
+@pytest.mark.slow
 def test_epilogue_norms_reach_the_next_norm(arch, grad_mode, monkeypatch):
     """EPILOGUE_NORMS: in decode_latents' frame loop a residual block's conv2 epilogue writes its output's channel
     norm and the next norm divides by it instead of reducing the output (CPU: the conv-layout lever and the batched
@@ -857,6 +862,7 @@ def test_epilogue_norms_hand_each_norm_once_to_its_own_unchanged_tensor():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     """FUSED_RESIDUAL_ADDS moves residual blocks' ``x + shortcut`` into the conv's bias epilogue, bit for bit."""
     _, outputs, counts = epilogue_decodes(monkeypatch, arch, "FUSED_RESIDUAL_ADDS", 3,
@@ -865,6 +871,7 @@ def test_fused_residual_adds_keep_the_bits(arch, monkeypatch):
     assert torch.equal(outputs[True], outputs[False])
 
 
+@pytest.mark.slow
 def test_fused_dup_up3d_adds_keep_the_bits(monkeypatch):
     """FUSED_DUP_UP3D_ADDS adds Wan2.2's DupUp3D shortcuts in the upsamplers' Conv2d bias epilogue, bit for bit.
 
@@ -887,6 +894,7 @@ def test_fused_dup_up3d_adds_keep_the_bits(monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_interleaved_time_conv_outputs_keep_the_bits(arch, monkeypatch):
     """INTERLEAVED_TIME_CONV_OUTPUTS: a temporal upsampler's time conv epilogue writes its two channel halves
     interleaved along the frames, where stock reshapes and stacks them: the same tensor (every later chunk's)."""
@@ -900,6 +908,7 @@ def test_interleaved_time_conv_outputs_keep_the_bits(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_fused_shortcut_biases_keep_the_bits(arch, monkeypatch):
     """FUSED_SHORTCUT_BIASES runs the 1x1x1 shortcut convs without their bias and adds it in conv2's epilogue.
 
@@ -945,6 +954,7 @@ def test_shortcut_conv_bias_added_after_the_conv_on_cuda(channels, size, dtype):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_raw_conv_outputs_keep_the_bits(arch, monkeypatch):
     """RAW_CONV_OUTPUT_NORMS hands each residual block's conv1 output raw to its second norm, which adds
     the bias: one bias epilogue per residual block less, same bits.
@@ -1685,6 +1695,7 @@ def test_chunked_convs_route_the_checked_geometries_and_keep_the_lever_bits(monk
     }
 
 
+@pytest.mark.slow
 def test_tf32_grid_conv_inputs_go_only_to_checked_chunked_convs(monkeypatch):
     """TF32_GRID_CONV_INPUTS: an fp32 conv input is written on the TF32 grid only where its geometry's verdicts
     already took conv3d_chunked (for any input, or for such inputs only), which then reads it with truncate_x;
@@ -1824,6 +1835,7 @@ def test_frame_major_norms_in_stock_layout_decode_bit_exact_on_cuda(arch, frame_
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_contiguous_upsampler_outputs_keep_the_values(arch, monkeypatch):
     """CONTIGUOUS_UPSAMPLER_OUTPUTS: the lever's upsamplers hand on contiguous outputs, same values.
 

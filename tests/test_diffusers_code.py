@@ -172,6 +172,7 @@ def halved_residual_blocks(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
+@pytest.mark.slow
 def test_a_changed_block_runs_its_own_code(halved_residual_blocks, monkeypatch, caplog, arch, dtype):
     stock, omni = pair(arch, dtype)
     z = latents(arch, dtype, "cpu", frames=3)

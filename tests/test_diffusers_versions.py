@@ -51,6 +51,7 @@ def test_the_check_tells_the_older_norm_apart(diffusers_before_0_38):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
 @pytest.mark.parametrize("arch", ["wan2.1-tiny", "wan2.2-tiny"])
+@pytest.mark.slow
 def test_decodes_under_the_older_norm_give_its_bits(diffusers_before_0_38, monkeypatch, arch, dtype):
     """The 16-bit decodes run diffusers' own norms (the fused norm is never called) and give the older
     diffusers' bits, which the fused path would not; fp32 still fuses."""

@@ -54,6 +54,7 @@ class StageCalls:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype,batch,frames", [(torch.float32, 1, 8), (torch.bfloat16, 2, 6), (torch.float16, 1, 2)],
                          ids=str)
+@pytest.mark.slow
 def test_decode_is_bit_exact_whatever_the_check_finds(device, impl, arch, dtype, batch, frames):
     stock, omni = pair(arch, dtype, device)
     z = latents(arch, dtype, device, frames=frames, batch=batch)

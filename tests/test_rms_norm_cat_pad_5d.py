@@ -514,6 +514,7 @@ def test_channel_norm_of_frame_slices_on_cuda(dtype, chunk_frames, shape):
 
 @pytest.mark.parametrize("requires_grad", [False, True])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "permuted"])
+@pytest.mark.slow
 def test_opcheck(requires_grad, layout):
     for device in ["cpu"] + (["cuda"] if HAS_CUDA else []):
         x = make_layout(torch.randn(2, 3, 2, 4, 5, device=device), layout).requires_grad_(requires_grad)
