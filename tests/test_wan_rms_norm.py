@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from conftest import DTYPES, HAS_CUDA, LAYOUTS, cuda, exact_strides_graphs, make_layout, random_tensor
 from diffusers.models.autoencoders.autoencoder_kl_wan import WanRMS_norm
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -66,6 +66,9 @@ def expected_of(norm, x, silu):
     layout=st.sampled_from((*LAYOUTS, "one_frame_channels_last")),
     seed=st.integers(0, 2**16),
 )
+# Found by the random search: a one-element frame, whose size-1 dimensions eager and fake stride differently.
+@example(batch=1, channels=3, frames=1, height=1, width=1, images=False, channel_first=True, with_bias=False,
+         silu=False, dtype=torch.float16, layout="one_frame_channels_last", seed=0)
 def test_matches_the_stock_module(device, batch, channels, frames, height, width, images, channel_first, with_bias,
                                   silu, dtype, layout, seed):
     """Values and strides of stock's module (and SiLU), in every layout; the fake allocates the same strides."""
@@ -84,7 +87,15 @@ def test_matches_the_stock_module(device, batch, channels, frames, height, width
         fake = torch.ops.wanops.wan_rms_norm(
             *(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in op_args(norm, x, silu))
         )
-    assert fake.shape == out.shape and fake.stride() == out.stride() and fake.dtype == out.dtype
+    assert fake.shape == out.shape and fake.dtype == out.dtype
+    assert significant_strides(fake) == significant_strides(out)
+
+
+def significant_strides(tensor: torch.Tensor) -> tuple[int, ...]:
+    """The strides of the dimensions longer than one, the only ones that place elements: ATen's eager elementwise
+    ops keep an input's strides on size-1 dimensions where their meta functions (and so the fakes) give the
+    contiguous ones; PyTorch's own fake-tensor checks compare these strides alone."""
+    return tuple(stride for stride, size in zip(tensor.stride(), tensor.shape) if size > 1)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
