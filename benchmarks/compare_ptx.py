@@ -30,6 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kernel module -> (kernel name, [constexpr settings]); settings a version lacks are ignored.
 COMMON = {"HAS_CACHE": True, "HAS_KEEP": True, "LIBDEVICE_EXP": True, "SILU_TABLE": False, "HAS_BIAS": False, "LINES": 1,
           "TF32_OUT": False, "UPSAMPLE": 1}
+# bias_add_contiguous_kernel without a residual's bias, DupUp3D factors or frame groups, one line per program.
+BIAS_ADD = {"HAS_RESIDUAL_BIAS": False, "FACTOR_T": 1, "FACTOR_S": 1, "REPEATS": 1, "FRAME_GROUPS": 1, "LINES": 1}
 CASES = {
     "cat_pad_5d": ("cat_pad_5d_kernel", [
         {**COMMON, "NORM": False, "SILU": False, "INDEX64": False, "BLOCK_C": 4, "BLOCK_W": 512},
@@ -37,8 +39,12 @@ CASES = {
         {**COMMON, "NORM": True, "SILU": True, "INDEX64": True, "BLOCK_C": 64, "BLOCK_W": 16},
     ]),
     "bias_add_contiguous": ("bias_add_contiguous_kernel", [
-        {"HAS_RESIDUAL": False, "INDEX64": False, "BLOCK_C": 32, "BLOCK_W": 32},
-        {"HAS_RESIDUAL": False, "INDEX64": True, "BLOCK_C": 32, "BLOCK_W": 32},
+        {**BIAS_ADD, "HAS_RESIDUAL": False, "INDEX64": False, "BLOCK_C": 128, "BLOCK_W": 128},
+        {**BIAS_ADD, "HAS_RESIDUAL": True, "HAS_RESIDUAL_BIAS": True, "INDEX64": True, "BLOCK_C": 128,
+         "BLOCK_W": 128},
+        {**BIAS_ADD, "HAS_RESIDUAL": True, "FACTOR_T": 2, "FACTOR_S": 2, "REPEATS": 4, "INDEX64": False,
+         "BLOCK_C": 32, "BLOCK_W": 128},
+        {**BIAS_ADD, "HAS_RESIDUAL": False, "FRAME_GROUPS": 2, "INDEX64": False, "BLOCK_C": 128, "BLOCK_W": 128},
     ]),
     "dup_up3d_add": ("dup_up3d_add_kernel", [
         {"FACTOR_T": 2, "FACTOR_S": 2, "REPEATS": 4, "INNER_IS_CHANNEL": False, "INDEX64": False, "ROWS": 1,

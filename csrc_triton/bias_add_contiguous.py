@@ -3,9 +3,9 @@
 A convolution fed channels_last_3d input returns channels-last output; stock
 diffusers' NCDHW convolution returns the same values transposed, then adds the
 bias in place. This kernel does the transposition and the bias add in one pass:
-each program owns a (channels x width) tile of one (batch, frame, row) line, reads
-it along the input's fastest dimension and writes it along width. The add is done
-in fp32 and rounded once, as ATen's add does. With a residual (a residual block's
+each program owns a (channels x width) tile of one (batch, frame, row) line (of LINES
+lines under the interpreter), reads it along the input's fastest dimension and writes
+it along width. The add is done in fp32 and rounded once, as ATen's add does. With a residual (a residual block's
 shortcut, read through its own strides) the rounded sum gets it added and is rounded
 again: stock's bias add_, then its ``x + shortcut``, without the second pass. With
 HAS_RESIDUAL_BIAS the residual is itself a conv's raw output (the block's 1x1x1 shortcut
@@ -45,8 +45,8 @@ def epilogue_sum(values, bias, residual, residual_bias, dtype: tl.constexpr, HAS
 
 
 # Line and grid sizes are not value-specialised: fewer variants to compile (see cat_pad_5d.py).
-@triton.jit(do_not_specialize=["frames", "height", "c_blocks", "w_blocks", "height_magic", "height_shift",
-                               "frames_magic", "frames_shift", "frame_offset"])
+@triton.jit(do_not_specialize=["frames", "height", "num_lines", "c_blocks", "w_blocks", "height_magic",
+                               "height_shift", "frames_magic", "frames_shift", "frame_offset"])
 def bias_add_contiguous_kernel(
     x_ptr,
     bias_ptr,
@@ -57,6 +57,7 @@ def bias_add_contiguous_kernel(
     frames,
     height,
     width,
+    num_lines,
     c_blocks,
     w_blocks,
     height_magic,
@@ -75,37 +76,51 @@ def bias_add_contiguous_kernel(
     INDEX64: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BLOCK_W: tl.constexpr,
+    LINES: tl.constexpr,
 ):
-    line, c_block, w_block = line_tile_program(c_blocks, w_blocks)  # line: (b, t, h), h fastest
-    c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)
+    line_group, c_block, w_block = line_tile_program(c_blocks, w_blocks)  # line: (b, t, h), h fastest
+    if LINES == 1:
+        line = line_group
+        c = c_block * BLOCK_C + tl.arange(0, BLOCK_C)
+    else:
+        # Under the interpreter, whose cost is per program: LINES lines per program, with
+        # (line, channel) pairs down the tile's rows.
+        rows = tl.arange(0, LINES * BLOCK_C)
+        line = line_group * LINES + rows // BLOCK_C
+        c = c_block * BLOCK_C + rows % BLOCK_C
     w = w_block * BLOCK_W + tl.arange(0, BLOCK_W)
     h, t, b = split_line(line, height, height_magic, height_shift, frames, frames_magic, frames_shift)
+    if LINES > 1:
+        h, t, b = h[:, None], t[:, None], b[:, None]
     if INDEX64:
         h, t, b = h.to(tl.int64), t.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)
         w = w.to(tl.int64)
-    active = (c < channels)[:, None] & (w < width)[None, :]
+    channel_ok = c < channels
+    if LINES > 1:
+        channel_ok = channel_ok & (line < num_lines)
+    active = channel_ok[:, None] & (w < width)[None, :]
 
     x_offset = b * x_sb + t * x_st + h * x_sh + c[:, None] * x_sc + w[None, :] * x_sw
     values = tl.load(x_ptr + x_offset, mask=active).to(tl.float32)
-    bias = tl.load(bias_ptr + c, mask=c < channels).to(tl.float32)[:, None]
+    bias = tl.load(bias_ptr + c, mask=channel_ok).to(tl.float32)[:, None]
     residual, residual_bias = values, bias
     if HAS_RESIDUAL:
         r_offset = dup_up3d_source_offset(b, c[:, None], t, h, w[None, :], frame_offset, r_sb, r_sc, r_st, r_sh, r_sw,
                                           FACTOR_T, FACTOR_S, REPEATS)
         residual = tl.load(residual_ptr + r_offset, mask=active).to(tl.float32)
         if HAS_RESIDUAL_BIAS:
-            residual_bias = tl.load(residual_bias_ptr + c, mask=c < channels).to(tl.float32)[:, None]
+            residual_bias = tl.load(residual_bias_ptr + c, mask=channel_ok).to(tl.float32)[:, None]
     total = epilogue_sum(values, bias, residual, residual_bias, out_ptr.dtype.element_ty, HAS_RESIDUAL,
                          HAS_RESIDUAL_BIAS)
     if FRAME_GROUPS == 1:
         out_offset = (((b * channels + c[:, None]) * frames + t) * height + h) * width + w[None, :]
     else:
         group_channels = channels // FRAME_GROUPS
-        group = c // group_channels
-        out_channel = b * group_channels + c - group * group_channels
+        group = c[:, None] // group_channels
+        out_channel = b * group_channels + c[:, None] - group * group_channels
         out_frame = t * FRAME_GROUPS + group
-        out_offset = ((out_channel * (frames * FRAME_GROUPS) + out_frame)[:, None] * height + h) * width + w[None, :]
+        out_offset = ((out_channel * (frames * FRAME_GROUPS) + out_frame) * height + h) * width + w[None, :]
     tl.store(out_ptr + out_offset, total.to(out_ptr.dtype.element_ty), mask=active)
 
 

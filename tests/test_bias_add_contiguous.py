@@ -20,11 +20,11 @@ from conftest import (
     skip_unless_free_gpu_memory,
 )
 from diffusers.models.autoencoders.autoencoder_kl_wan import DupUp3D
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torch_wanops import _backend
 from torch_wanops.ops import bias_add_contiguous
-
 
 
 def assert_matches(x, bias, impl, residual=None, residual_bias=None):
@@ -138,11 +138,39 @@ def test_dup_up3d_residual_rounds_after_the_bias_add(device, impl):
     assert_matches_dup_up3d(x, bias, source, 2, 2, False, impl)
 
 
+@pytest.mark.skipif(not (_backend.INTERPRETER and _backend.kernel_module("bias_add_contiguous")),
+                    reason="needs TRITON_INTERPRET=1")
+@pytest.mark.parametrize("lines,grid_yz_limit", [(1, _backend.GRID_YZ_LIMIT), (1, 0), (4, _backend.GRID_YZ_LIMIT)],
+                         ids=["one-line-3d-grid", "one-line-flat-grid", "four-lines"])
+@settings(max_examples=8)
+@given(case=dup_cases(), residual_layout=st.sampled_from((None, *LAYOUTS)), with_residual_bias=st.booleans(),
+       groups=st.sampled_from([2, 3]))
+def test_lines_per_program_under_interpreter(lines, grid_yz_limit, case, residual_layout, with_residual_bias, groups):
+    """The GPU's launch (one line per program, LINES=1) through the interpreter, which otherwise packs all of a
+    call's lines into one program, on the 3-D grid and on the flat one that lines or width blocks past CUDA's y and
+    z limits take; and programs of 4 lines, lines of another frame or batch in one program, the last program partly
+    past the end. Each with a DupUp3D source, a plain or no residual, and frame groups."""
+    (batch, in_channels, out_channels, frames, height, width, factor_t, factor_s, drop_first, dtype, x_layout,
+     source_layout, seed) = case
+    source = make_layout(random_tensor((batch, in_channels, frames, height, width), dtype, "cpu", seed) * 8,
+                         source_layout)
+    shape = main_shape(source.shape, out_channels, factor_t, factor_s, drop_first)
+    x, bias, residual, residual_bias = epilogue_inputs(shape, dtype, "cpu", x_layout, residual_layout,
+                                                       with_residual_bias, seed + 1)
+    grouped, grouped_bias, _, _ = epilogue_inputs((shape[0], shape[1] * groups, *shape[2:]), dtype, "cpu", x_layout,
+                                                  None, False, seed + 2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_backend, "lines_per_program", lambda tile_elements, call_lines: lines)
+        patch.setattr(_backend, "GRID_YZ_LIMIT", grid_yz_limit)
+        assert_matches_dup_up3d(x, bias, source, factor_t, factor_s, drop_first, "triton")
+        assert_matches(x, bias, "triton", residual, residual_bias)
+        assert_matches_frame_groups(grouped, grouped_bias, groups, "triton")
+
+
 @impl_params()
 @pytest.mark.parametrize("cropped", ["x", "residual"])
 def test_width_cropped_views(device, impl, cropped):
-    """A view cropped in width (rows not back to back): under the interpreter, where contiguous rows
-    run a frame per program, this takes the GPU's one line per program."""
+    """A view cropped in width: its rows are not back to back."""
     shape = (2, 5, 3, 4, 7)
     full = random_tensor((*shape[:4], shape[4] + 3), torch.float16, device, 3).contiguous(
         memory_format=torch.channels_last_3d)

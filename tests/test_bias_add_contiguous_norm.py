@@ -279,7 +279,7 @@ for groups, (residual, residual_bias, (factor_t, factor_s, repeats)), index64 in
 for frame_groups, index64 in itertools.product((2, 3), (False, True)):
     compile_for_sm90(bias_add_contiguous_kernel, dict(
         HAS_RESIDUAL=False, HAS_RESIDUAL_BIAS=False, FACTOR_T=1, FACTOR_S=1, REPEATS=1, FRAME_GROUPS=frame_groups,
-        INDEX64=index64, BLOCK_C=128, BLOCK_W=128))
+        INDEX64=index64, BLOCK_C=128, BLOCK_W=128, LINES=1))
 print("compiled")
 """
 

@@ -124,7 +124,7 @@ def test_one_line_per_program_under_interpreter(case, grid_yz_limit):
     on the 3-D grid and on the flat one that lines or width blocks past CUDA's y and z limits take."""
     x, cache, padding, keep = build_case(case, "cpu")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
+        patch.setattr(_backend, "lines_per_program", lambda tile_elements, lines: 1)
         patch.setattr(_backend, "GRID_YZ_LIMIT", grid_yz_limit)
         assert_matches(x, cache, padding, keep, "cpu", "triton", case[-1])
 

@@ -210,7 +210,7 @@ def test_kernel_one_line_per_program_under_interpreter(case):
     """The GPU's launch (LINES=1) of the norm prologue, through the interpreter: lines of cached
     frames and of the zero border skip the norm's arithmetic there."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_backend, "lines_per_program", lambda tile_elements: 1)
+        patch.setattr(_backend, "lines_per_program", lambda tile_elements, lines: 1)
         check_kernel_against_emulation(case, by_table=False)
 
 

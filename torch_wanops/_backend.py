@@ -129,12 +129,13 @@ def next_power_of_2(value: int) -> int:
     return 1 << max(0, value - 1).bit_length()
 
 
-def lines_per_program(tile_elements: int) -> int:
+def lines_per_program(tile_elements: int, lines: int) -> int:
     """Lines of a line-tiled kernel per program: one on the GPU; under the interpreter,
-    whose cost is per program, as many as fill about 2**17 elements (a power of two)."""
+    whose cost is per program, as many as fill about 2**17 elements (a power of two), but
+    no more than the launch's ``lines`` round up to (a program's arrays are all that wide)."""
     if not INTERPRETER:
         return 1
-    return 1 << max(0, ((1 << 17) // tile_elements).bit_length() - 1)
+    return min(1 << max(0, ((1 << 17) // tile_elements).bit_length() - 1), next_power_of_2(lines))
 
 
 def line_tile(

@@ -147,20 +147,16 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
     has_residual = residual is not None
     residual = residual if has_residual else x
     identity_dup = _is_identity_dup(dup_factor_t, dup_factor_s, dup_repeats)
-    x_strides, residual_strides = list(x.stride()), list(residual.stride())
-    if (_backend.INTERPRETER and identity_dup
-            and all(strides[3] == width * strides[4] for strides in (x_strides, residual_strides))):
-        # The interpreter's cost is per program (one line each): where every row of a frame
-        # follows the last in x and the residual, as in the output, a frame is one line.
-        height, width = 1, height * width
     block_c, block_w, warps = _backend.transpose_tile(channels, width, not identity_dup)
     c_blocks, w_blocks = -(-channels // block_c), -(-width // block_w)
-    grid = _backend.line_tile_grid(batch * frames * height, c_blocks, w_blocks)
+    lines = batch * frames * height
+    lines_per_program = _backend.lines_per_program(block_c * block_w, lines)
+    grid = _backend.line_tile_grid(-(-lines // lines_per_program), c_blocks, w_blocks)
     with _backend.device_of(x):
         _kernels.bias_add_contiguous_kernel[grid](
             x, bias, out, residual, bias if residual_bias is None else residual_bias, channels, frames, height, width,
-            c_blocks, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames),
-            dup_factor_t - 1 if dup_drop_first else 0, *x_strides, *residual_strides,
+            lines, c_blocks, w_blocks, *_backend.division_magic(height), *_backend.division_magic(frames),
+            dup_factor_t - 1 if dup_drop_first else 0, *x.stride(), *residual.stride(),
             HAS_RESIDUAL=has_residual,
             HAS_RESIDUAL_BIAS=residual_bias is not None,
             FACTOR_T=dup_factor_t,
@@ -170,6 +166,7 @@ def _launch(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor | None, 
             INDEX64=_backend.index_needs_int64(x, out, residual),
             BLOCK_C=block_c,
             BLOCK_W=block_w,
+            LINES=lines_per_program,
             num_warps=warps,
         )
     return out

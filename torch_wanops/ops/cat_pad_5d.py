@@ -186,7 +186,7 @@ def launch_cat_pad_5d(
     transposing = channels_fastest and x.stride(4) == 1 and width > 1
     block_c, block_w, warps = _backend.line_tile(channels, out_shape[4], channels_fastest, prologue is not None, transposing)
     lines = out_shape[0] * out_shape[2] * out_shape[3]
-    lines_per_program = _backend.lines_per_program(block_c * block_w)
+    lines_per_program = _backend.lines_per_program(block_c * block_w, lines)
     # A transposing tile of an x whose rows start 16-element aligned (strides Triton marks divisible by 16)
     # loads vectors when its width tiles start on x's columns: one more width block per line, for the left padding.
     x_aligned = transposing and upsample == 1 and 0 < pad_w < block_w and all(s % 16 == 0 for s in x.stride()[:4])
