@@ -29,7 +29,7 @@ from triton.compiler import ASTSource
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kernel module -> (kernel name, [constexpr settings]); settings a version lacks are ignored.
 COMMON = {"HAS_CACHE": True, "HAS_KEEP": True, "LIBDEVICE_EXP": True, "SILU_TABLE": False, "HAS_BIAS": False, "LINES": 1,
-          "TF32_OUT": False, "UPSAMPLE": 1}
+          "TF32_OUT": False, "UPSAMPLE": 1, "X_ALIGNED": False, "MERGE_FIRST": False}
 # bias_add_contiguous_kernel without a residual's bias, DupUp3D factors or frame groups, one line per program.
 BIAS_ADD = {"HAS_RESIDUAL_BIAS": False, "FACTOR_T": 1, "FACTOR_S": 1, "REPEATS": 1, "FRAME_GROUPS": 1, "LINES": 1}
 CASES = {
