@@ -12,4 +12,5 @@ timeout 280 $P -m cuda tests/test_bias_add_contiguous.py tests/test_bias_add_con
 timeout 280 $P -m cuda tests/test_cat_pad_5d.py 2>&1 | grep -v "^DEBUG" > $OUT/cat_pad_5d.log &
 wait
 tail -n 2 $OUT/bias_add.log $OUT/cat_pad_5d.log
-timeout 250 $P tests/test_decoder.py -k "real_configs_on_cuda" 2>&1 | grep -v "^DEBUG" | tee $OUT/decoder.log | tail -n 2
+timeout 250 $P tests/test_decoder.py -k "real_configs_on_cuda" 2>&1 | grep -v "^DEBUG" | tee $OUT/decoder.log \
+  | tail -n 2
