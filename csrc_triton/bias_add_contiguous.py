@@ -5,9 +5,9 @@ diffusers' NCDHW convolution returns the same values transposed, then adds the
 bias in place. This kernel does the transposition and the bias add in one pass:
 each program owns a (channels x width) tile of one (batch, frame, row) line (of LINES
 lines under the interpreter), reads it along the input's fastest dimension and writes
-it along width. The add is done in fp32 and rounded once, as ATen's add does. With a residual (a residual block's
-shortcut, read through its own strides) the rounded sum gets it added and is rounded
-again: stock's bias add_, then its ``x + shortcut``, without the second pass. With
+it along width. The add is done in fp32 and rounded once, as ATen's add does. With a
+residual (a residual block's shortcut, read through its own strides) the rounded sum
+gets it added and is rounded again: stock's bias add_, then its ``x + shortcut``, without the second pass. With
 HAS_RESIDUAL_BIAS the residual is itself a conv's raw output (the block's 1x1x1 shortcut
 conv) and gets that conv's bias added first, rounded as stock's ``add_`` on it rounds.
 With DupUp3D factors the residual is a DupUp3D source, read through its index map: the
@@ -96,6 +96,7 @@ def bias_add_contiguous_kernel(
         h, t, b = h.to(tl.int64), t.to(tl.int64), b.to(tl.int64)
         c = c.to(tl.int64)
         w = w.to(tl.int64)
+    # Compared after the int64 casts, as before LINES came: the GPU's LINES=1 code keeps its PTX (compare_ptx.py).
     channel_ok = c < channels
     if LINES > 1:
         channel_ok = channel_ok & (line < num_lines)
