@@ -26,7 +26,8 @@ WAN22: dict[str, Any] = dict(
 )
 
 # Same architecture (block types, up/down structure, caches, DupUp3D, patching), few channels, and one residual
-# block fewer per up block (two, not three: a block's first, which may change its width, and one after it).
+# block fewer per up block, which shortens every CPU test decode and compile: two, not three (a block's first, which
+# may change its width, and one after it), so each kind of block and block-to-block handoff stays.
 WAN21_TINY: dict[str, Any] = dict(base_dim=8, z_dim=4, num_res_blocks=1, latents_mean=[0.0] * 4,
                                   latents_std=[1.0] * 4)
 WAN22_TINY: dict[str, Any] = dict(WAN22, base_dim=8, decoder_base_dim=8, z_dim=4, num_res_blocks=1,
