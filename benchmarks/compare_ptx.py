@@ -54,11 +54,11 @@ CASES = {
     ]),
     "conv3d_chunked": ("conv3d_chunked_kernel", [
         {"IN_CHANNELS": 96, "KT": 3, "KH": 3, "KW": 3, "CHUNK": 32, "ROUND_X": False, "DOT_IN_FP32": False,
-         "INDEX64": False, "BLOCK_M": 256, "BLOCK_N1": 64, "BLOCK_N2": 32, "TAIL_SEGMENTS": 1},
+         "INDEX64": False, "BLOCK_M": 256, "BLOCK_N1": 64, "BLOCK_N2": 32, "TAIL_SEGMENTS": 1, "TAIL": False},
         {"IN_CHANNELS": 192, "KT": 3, "KH": 3, "KW": 3, "CHUNK": 32, "ROUND_X": False, "DOT_IN_FP32": False,
-         "INDEX64": True, "BLOCK_M": 128, "BLOCK_N1": 64, "BLOCK_N2": 0, "TAIL_SEGMENTS": 1},
+         "INDEX64": True, "BLOCK_M": 128, "BLOCK_N1": 64, "BLOCK_N2": 0, "TAIL_SEGMENTS": 1, "TAIL": False},
         {"IN_CHANNELS": 192, "KT": 3, "KH": 3, "KW": 3, "CHUNK": 32, "ROUND_X": False, "DOT_IN_FP32": False,
-         "INDEX64": False, "BLOCK_M": 128, "BLOCK_N1": 128, "BLOCK_N2": 0, "TAIL_SEGMENTS": 3},
+         "INDEX64": False, "BLOCK_M": 128, "BLOCK_N1": 128, "BLOCK_N2": 0, "TAIL_SEGMENTS": 3, "TAIL": True},
     ]),
     "channel_norm": ("channel_norm_kernel", [
         {"HAS_BIAS": False, "INDEX64": False, "BLOCK": 128},

@@ -13,11 +13,14 @@ which read fp32 as TF32 by dropping the low 13 significand bits (emulated under 
 whose dot reads them all). The launcher hands the weight in rounded already.
 All addressing goes through explicit strides; the output is (B, N, T, H, W) channels_last_3d.
 
-A second launch with TAIL_SEGMENTS > 1 then rewrites the output's last tiles (BLOCK_M positions x
+A second launch with TAIL then rewrites the output's last tiles (BLOCK_M positions x
 BLOCK_N1 channels each, 128 x 128) the way cuDNN's ``segment_k_on`` TF32 kernels sum them (the tiles
 left over after whole waves over the SMs, whose K steps it spreads over several programs): the K
-steps cut into TAIL_SEGMENTS runs, each summed from zero in the same order, the partial sums then
+steps cut into ``tail_segments`` runs, each summed from zero in the same order, the partial sums then
 added from the last run back to the first (H200, session 19: ``benchmarks/probe_split_tiles.py``).
+``tail_segments`` is a runtime argument, not specialized on: the decoder's check tries one count after
+another, and as a constexpr each count was a compile of its own, unrolled that many times (session 65:
+21 counts, 94 s of a cold first Wan2.1 fp32 720x1280 decode on an H100).
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
 """
@@ -95,11 +98,27 @@ def store_tile(out_ptr, m, m_ok, n, out_channels, acc):
 
 
 @triton.jit
+def segment_sum(x_ptr, x_base, m_ok, w_ptr, n, out_channels, segment, segments,
+                x_sc, x_st, x_sh, x_sw, w_sn, w_sc, w_st, w_sh, w_sw, steps: tl.constexpr, KT: tl.constexpr,
+                KH: tl.constexpr, KW: tl.constexpr, CHUNK: tl.constexpr, ROUND_X: tl.constexpr,
+                DOT_IN_FP32: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Run ``segment`` of ``segments`` summed from zero: steps segment * steps // segments to the next run's first."""
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(segment * steps // segments, (segment + 1) * steps // segments):
+        a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW, CHUNK,
+                                         ROUND_X, DOT_IN_FP32)
+        acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n, out_channels, w_sn, w_sc, w_st, w_sh, w_sw, CHUNK,
+                       DOT_IN_FP32)
+    return acc
+
+
+@triton.jit(do_not_specialize=["tail_segments"])
 def conv3d_chunked_kernel(
     x_ptr,
     w_ptr,
     out_ptr,
     first_tail_tile,
+    tail_segments,
     positions,
     out_channels,
     out_frames,
@@ -118,9 +137,9 @@ def conv3d_chunked_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N1: tl.constexpr,
     BLOCK_N2: tl.constexpr,
-    TAIL_SEGMENTS: tl.constexpr,
+    TAIL: tl.constexpr,
 ):
-    if TAIL_SEGMENTS == 1:
+    if not TAIL:
         m_first = tl.program_id(0) * BLOCK_M
     else:
         # One tail tile per program, tiles in position-major order from first_tail_tile.
@@ -129,13 +148,13 @@ def conv3d_chunked_kernel(
         m_first = (tile // channel_tiles) * BLOCK_M
     m, m_ok, x_base = output_positions(m_first, positions, out_frames, out_height, out_width,
                                        x_sb, x_st, x_sh, x_sw, INDEX64, BLOCK_M)
-    if TAIL_SEGMENTS == 1:
+    if not TAIL:
         n0 = tl.program_id(1) * (BLOCK_N1 + BLOCK_N2)
     else:
         n0 = (tile % channel_tiles) * BLOCK_N1
     n1 = n0 + tl.arange(0, BLOCK_N1)
     steps: tl.constexpr = (IN_CHANNELS // CHUNK) * KT * KH * KW
-    if TAIL_SEGMENTS == 1:
+    if not TAIL:
         acc1 = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
         if BLOCK_N2 > 0:
             n2 = n0 + BLOCK_N1 + tl.arange(0, BLOCK_N2)
@@ -153,17 +172,12 @@ def conv3d_chunked_kernel(
         if BLOCK_N2 > 0:
             store_tile(out_ptr, m, m_ok, n2, out_channels, acc2)
     else:
-        # Run s sums steps s * K // TAIL_SEGMENTS .. (s + 1) * K // TAIL_SEGMENTS - 1; the sums added last to first.
-        for done in tl.static_range(TAIL_SEGMENTS):
-            segment = TAIL_SEGMENTS - 1 - done
-            acc = tl.zeros((BLOCK_M, BLOCK_N1), dtype=tl.float32)
-            for step in range(segment * steps // TAIL_SEGMENTS, (segment + 1) * steps // TAIL_SEGMENTS):
-                a, chunk, dt, dh, dw = x_operand(x_ptr, x_base, m_ok, step, x_sc, x_st, x_sh, x_sw, KT, KH, KW,
-                                                 CHUNK, ROUND_X, DOT_IN_FP32)
-                acc = dot_step(acc, a, w_ptr, chunk, dt, dh, dw, n1, out_channels, w_sn, w_sc, w_st, w_sh, w_sw,
-                               CHUNK, DOT_IN_FP32)
-            if done == 0:
-                total = acc
-            else:
-                total = total + acc
+        # The runs' sums added last to first: the last run's, then each earlier one's in turn.
+        total = segment_sum(x_ptr, x_base, m_ok, w_ptr, n1, out_channels, tail_segments - 1, tail_segments,
+                            x_sc, x_st, x_sh, x_sw, w_sn, w_sc, w_st, w_sh, w_sw, steps, KT, KH, KW, CHUNK, ROUND_X,
+                            DOT_IN_FP32, BLOCK_M, BLOCK_N1)
+        for done in range(1, tail_segments):
+            total = total + segment_sum(x_ptr, x_base, m_ok, w_ptr, n1, out_channels, tail_segments - 1 - done,
+                                        tail_segments, x_sc, x_st, x_sh, x_sw, w_sn, w_sc, w_st, w_sh, w_sw, steps,
+                                        KT, KH, KW, CHUNK, ROUND_X, DOT_IN_FP32, BLOCK_M, BLOCK_N1)
         store_tile(out_ptr, m, m_ok, n1, out_channels, total)

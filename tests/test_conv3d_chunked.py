@@ -13,7 +13,7 @@ from conftest import (
     run_impl,
     skip_unless_free_gpu_memory,
 )
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from torch_wanops import _backend
@@ -193,6 +193,38 @@ def test_tail_tiles_add_their_k_segments_last_to_first(batch, extra, out_channel
     assert torch.equal(flat_positions(out), tail_expectation(x, weight, full, tail, segments, dtype))
     if tail and segments > 1:
         assert not torch.equal(out, full)  # spread values: the order shows
+
+
+@pytest.mark.skipif(KERNEL_DEVICE is None, reason="needs the Triton kernels")
+@given(
+    batch=st.integers(1, 2),
+    chunks=st.integers(1, 2),
+    extra=st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 5)),
+    out_channels=st.integers(1, 140),
+    tail=st.integers(1, 3),
+    segments=st.integers(2, 54),
+    dtype=st.sampled_from((torch.float16, torch.bfloat16, torch.float32)),
+    layout=st.sampled_from(LAYOUTS),
+    seed=st.integers(0, 2**16),
+)
+@example(batch=1, chunks=2, extra=(0, 0, 0), out_channels=130, tail=2, segments=54, dtype=torch.float32,
+         layout="contiguous", seed=0)  # one K step a run
+@example(batch=2, chunks=1, extra=(1, 3, 5), out_channels=140, tail=3, segments=7, dtype=torch.bfloat16,
+         layout="permuted", seed=1)  # runs of 3 and 4 steps
+@settings(max_examples=12)  # each interpreted example ~1-2 s; the CUDA test above checks the order itself
+def test_tail_tiles_sum_every_k_step_once(batch, chunks, extra, out_channels, tail, segments, dtype, layout, seed):
+    """The tail launch on integer values, whose sums are exact in any order: every K step in exactly one run, for
+    any run count the check may try (uneven runs included), and the tiles before the tail untouched. On CPU
+    through the interpreter too (the order itself is the CUDA test above)."""
+    shape = (batch, 32 * chunks, *(3 + e for e in extra))
+    x = make_layout(integer_tensor(shape, dtype, KERNEL_DEVICE, seed), layout)
+    weight = integer_tensor((out_channels, 32 * chunks, 3, 3, 3), dtype, KERNEL_DEVICE, seed + 1)
+    segments = min(segments, 27 * chunks)  # at most one run a K step
+    tail = min(tail, output_tiles(x, weight))
+    out = conv3d_chunked(x, weight, tail_tiles=tail, tail_segments=segments)
+    exact = F.conv3d(x.double(), weight.double()).float()  # |sums| < 2**24: exact in fp32 too
+    assert out.stride() == torch.empty(exact.shape, memory_format=CL).stride()
+    assert torch.equal(out, rounded_like("triton", exact, dtype))
 
 
 # NaN with every significand bit set (rounding carries it out of the exponent), NaN with only the

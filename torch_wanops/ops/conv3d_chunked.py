@@ -161,15 +161,14 @@ def _launch(x: torch.Tensor, weight: torch.Tensor, truncate_x: bool, tail_tiles:
     )
     with _backend.device_of(x):
         _kernels.conv3d_chunked_kernel[grid](
-            x, weight, out, 0, positions, *shape_args, **common,
-            BLOCK_M=block_m, BLOCK_N1=block_n1, BLOCK_N2=block_n2, TAIL_SEGMENTS=1, num_warps=warps, num_stages=stages,
+            x, weight, out, 0, 1, positions, *shape_args, **common,
+            BLOCK_M=block_m, BLOCK_N1=block_n1, BLOCK_N2=block_n2, TAIL=False, num_warps=warps, num_stages=stages,
         )
         if tail_tiles and tail_segments > 1:
             # Rewrites the tail tiles the launch above summed in one run: one program each, one wave.
             _kernels.conv3d_chunked_kernel[(tail_tiles,)](
-                x, weight, out, output_tiles(x, weight) - tail_tiles, positions, *shape_args, **common,
-                BLOCK_M=TAIL_TILE, BLOCK_N1=TAIL_TILE, BLOCK_N2=0, TAIL_SEGMENTS=tail_segments, num_warps=8,
-                num_stages=3,
+                x, weight, out, output_tiles(x, weight) - tail_tiles, tail_segments, positions, *shape_args,
+                **common, BLOCK_M=TAIL_TILE, BLOCK_N1=TAIL_TILE, BLOCK_N2=0, TAIL=True, num_warps=8, num_stages=3,
             )
     return out
 
