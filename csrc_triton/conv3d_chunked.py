@@ -20,7 +20,7 @@ steps cut into ``tail_segments`` runs, each summed from zero in the same order, 
 added from the last run back to the first (H200, session 19: ``benchmarks/probe_split_tiles.py``).
 ``tail_segments`` is a runtime argument, not specialized on: the decoder's check tries one count after
 another, and as a constexpr each count was a compile of its own, unrolled that many times (session 65:
-21 counts, 94 s of a cold first Wan2.1 fp32 720x1280 decode on an H100).
+36 such compiles, 118 s of a cold first Wan2.1 fp32 720x1280 decode's 149 s on an H100).
 DOT_IN_FP32 (the interpreter only: its dot of bf16 operands returns garbage with triton 3.9)
 upcasts the operands first, which changes no product.
 """
