@@ -226,7 +226,7 @@ def test_bench_lever_variants(monkeypatch):
             yield
 
     monkeypatch.setattr(bench, "variant", recording_variant)
-    config = bench.BenchConfig(model="wan2.2-tiny", dtype="bf16", height=32, width=48, frames=5, device="cpu",
+    config = bench.BenchConfig(model="wan2.2-tiny", dtype="fp32", height=32, width=48, frames=5, device="cpu",
                                repeat=1, levers=bench.LEVER_VARIANTS[::-1])
     vae_defaults = switches(bench.load_vae(config))
     vae_defaults[bench.STOCK_CONV_LAYOUT_VARIANT] = True  # the decoder's class default, once wanops applies
