@@ -450,11 +450,11 @@ def test_compiled_graphs_take_the_eager_verdicts_and_watch_tf32(monkeypatch, cap
 @pytest.mark.parametrize(
     "arch,frame_major_norm_inputs,fused_residual_adds,fused_upsample,contiguous_upsampler_outputs,"
     "raw_conv_output_norms,fused_shortcut_biases",
-    # Each case compiles a decoder (~1 min on CI's CPU): every switch off, the frame-major paths with
-    # the fused upsample and residual adds, every switch on (Wan2.2: its DupUp3D shortcuts in the upsamplers'
-    # epilogues too).
-    [("wan2.1-tiny", False, False, False, False, False, False), ("wan2.1-tiny", True, True, True, False, False, False),
-     ("wan2.1-tiny", True, True, True, True, True, True), ("wan2.2-tiny", True, True, True, True, True, True)],
+    # Each case compiles a decoder (~1 min on CI's CPU): every switch off; every switch on but the contiguous
+    # upsampler outputs, so that the frame-major paths take the lever; every switch on (Wan2.2: its DupUp3D
+    # shortcuts in the upsamplers' epilogues too).
+    [("wan2.1-tiny", False, False, False, False, False, False), ("wan2.1-tiny", True, True, True, False, True, True),
+     ("wan2.2-tiny", True, True, True, True, True, True)],
 )
 @pytest.mark.slow
 def test_compiled_conv_layout_lever_traces_without_breaks(monkeypatch, arch, frame_major_norm_inputs,

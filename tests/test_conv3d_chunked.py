@@ -211,7 +211,7 @@ def test_tail_tiles_add_their_k_segments_last_to_first(batch, extra, out_channel
          layout="contiguous", seed=0)  # one K step a run
 @example(batch=2, chunks=1, extra=(1, 3, 5), out_channels=140, tail=3, segments=7, dtype=torch.bfloat16,
          layout="permuted", seed=1)  # runs of 3 and 4 steps
-@settings(max_examples=12)  # each interpreted example ~1-2 s; the CUDA test above checks the order itself
+@settings(max_examples=8)  # each interpreted example ~2-4 s on CI's CPU; the CUDA test above checks the order itself
 def test_tail_tiles_sum_every_k_step_once(batch, chunks, extra, out_channels, tail, segments, dtype, layout, seed):
     """The tail launch on integer values, whose sums are exact in any order: every K step in exactly one run, for
     any run count the check may try (uneven runs included), and the tiles before the tail untouched. On CPU
