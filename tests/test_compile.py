@@ -223,7 +223,7 @@ def _decode(vae, z):
 
 # Each case compiles two decoders' worth of graphs (~1 min on CI's CPU): both architectures, the
 # switch off in one and on (its default) in the other. The tiled decode's two more graphs (a tile shape
-# compiles as any latent shape does) only in the default's case: 30-40 s more a case on CI's CPU.
+# compiles as any latent shape does) only in the default's case: 20-50 s more a case on a 2-core CPU.
 @exact_strides_graphs
 @pytest.mark.parametrize("arch,frame_major_norms_stock_layout,tiled",
                          [("wan2.1-tiny", False, False), ("wan2.2-tiny", True, True)])
