@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # session 68 E: is session 68 D's slower Wan2.2 bf16 480x832 decode (1.000 s against session 51's 0.975 s, another
 # H200) the code or the card? Session 51's code (50ff7cf, unpacked into old51/ by `git archive 50ff7cf torch_wanops
-# csrc_triton benchmarks/bench_decode.py setup.py`) and today's, eager only, in turn on one card: old, new, old.
+# csrc_triton benchmarks/bench_decode.py setup.py`, carried untracked) and today's, eager only, in turn on one card:
+# old, new, old. Any card answers that (the decode is power-bound on an H100 too); it ran on an H100.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,power.limit,driver_version --format=csv,noheader | tee $OUT/gpu.txt
