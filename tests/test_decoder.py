@@ -1050,6 +1050,54 @@ def test_conv_inputs_and_block_intermediates_are_dropped_before_the_bias_epilogu
         alive_at_epilogue
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("cuda_paths", [False, True], ids=["cpu-paths", "cuda-paths"])
+def test_block_input_read_by_a_conv_shortcut_is_gone_when_conv1_runs(arch, cuda_paths, monkeypatch):
+    """A residual block with a conv shortcut needs its input only for that conv and norm1: when conv1 runs (the
+    padded input built) no local holds the input any more, unless a residual up block's DupUp3D shortcut keeps it
+    (the first block of such an up block). Wan2.2's last up block has none: its first block's input, a
+    full-resolution activation, was alive at the decode's memory peak.
+
+    Fails if the walk keeps a block's input in a local through the block (residual_block's x, the up block's loop
+    variables) or keeps an up block's input for a DupUp3D shortcut it does not have. ``cuda_paths``: the conv-layout
+    lever and the batched latent stage forced on, their checks passing, as on CUDA."""
+    import weakref
+
+    if cuda_paths:
+        monkeypatch.setattr(decoder_module, "_channels_last_convs_supported", lambda x: True)
+        monkeypatch.setattr(decoder_module, "_channels_last_conv_verdicts", {})
+        monkeypatch.setattr(decoder_module, "_same_bits", lambda a, b: True)
+        monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))
+    stages, stage_of = [], decoder_module._latent_stage
+    monkeypatch.setattr(decoder_module, "_latent_stage", lambda *args: stages.append(1) or stage_of(*args))
+    _, omni = pair(arch, torch.bfloat16)
+    kept_by_up_block = {id(block.resnets[0]) for block in omni.decoder.up_blocks
+                        if isinstance(block, WanResidualUpBlock) and block.avg_shortcut is not None}
+    inputs, gone_at_conv1 = {}, []
+    walk_block = decoder_module.residual_block
+
+    # No *args: a call with them holds its arguments in a tuple until it returns.
+    def recording_block(block, x, feat_cache, feat_idx, channels_last_convs=False, norm_frames=0):
+        inputs[id(block)] = weakref.ref(x)
+        handed = [x]
+        del x
+        return walk_block(block, handed.pop(), feat_cache, feat_idx, channels_last_convs, norm_frames)
+
+    monkeypatch.setattr(decoder_module, "residual_block", recording_block)
+    for block in omni.decoder.modules():
+        if isinstance(block, WanResidualBlock) and not isinstance(block.conv_shortcut, torch.nn.Identity):
+            def recording_conv(x, weight, bias, block=block, conv_forward=block.conv1._conv_forward):
+                gone_at_conv1.append((id(block) in kept_by_up_block, inputs[id(block)]() is None))
+                return conv_forward(x, weight, bias)
+
+            block.conv1._conv_forward = recording_conv
+    with torch.no_grad():
+        omni.decode(latents(arch, torch.bfloat16, "cpu", frames=3, **SMALL), return_dict=False)
+    assert bool(stages) == cuda_paths
+    assert any(not kept for kept, _ in gone_at_conv1), gone_at_conv1  # some block's input is not kept
+    assert all(gone != kept for kept, gone in gone_at_conv1), gone_at_conv1
+
+
 def test_fused_residual_add_of_another_dtype_takes_the_promoting_add(monkeypatch):
     """A shortcut whose dtype differs from the conv's (a hooked shortcut conv) gets stock's ``x + shortcut``."""
     monkeypatch.setattr(decoder_module, "FUSED_RESIDUAL_ADDS", True)

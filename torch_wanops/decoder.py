@@ -1483,13 +1483,16 @@ def residual_block(
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx)
     raw_shortcut = FUSED_SHORTCUT_BIASES and FUSED_RESIDUAL_ADDS and _lever_conv(block.conv2, x, channels_last_convs)
     shortcut = _pointwise_conv(block.conv_shortcut, x, raw_shortcut)
-    # conv1's output goes to the second step as a temporary, which then owns it (and drops it
-    # once its conv input is built): no local keeps it alive through conv2. With the
-    # conv-layout lever and RAW_CONV_OUTPUT_NORMS it goes raw, its bias added by the norm.
+    # x goes to the first step, and conv1's output to the second, as temporaries, which then own them (and drop
+    # them once their conv inputs are built): no local keeps x alive through conv1 (where a conv shortcut has
+    # already read it) or conv1's output through conv2. With the conv-layout lever and RAW_CONV_OUTPUT_NORMS
+    # conv1's output goes raw, its bias added by the norm.
+    block_input = [x]
+    del x
     return norm_act_conv(
         block.norm2, block.nonlinearity, block.dropout, block.conv2,
-        norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, x, feat_cache, feat_idx, channels_last_convs,
-                      raw_output=RAW_CONV_OUTPUT_NORMS, norm_frames=norm_frames),
+        norm_act_conv(block.norm1, block.nonlinearity, None, block.conv1, block_input.pop(), feat_cache, feat_idx,
+                      channels_last_convs, raw_output=RAW_CONV_OUTPUT_NORMS, norm_frames=norm_frames),
         feat_cache, feat_idx, channels_last_convs, residual=shortcut, norm_frames=norm_frames,
     )
 
@@ -1674,9 +1677,26 @@ def up_block(
     if not walkable_up_block(block):
         return block(x, feat_cache=feat_cache, feat_idx=feat_idx, first_chunk=first_chunk)
     source = _shortcut_source(block, x)
-    for resnet in block.resnets:
-        x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs)
+    stage = [x]
+    del x
+    x = residual_blocks(block.resnets, stage, feat_cache, feat_idx, channels_last_convs)
     return up_block_tail(block, x, source, feat_cache, feat_idx, first_chunk, zero_rep, channels_last_convs)
+
+
+def residual_blocks(
+    resnets: nn.ModuleList,
+    stage: list[torch.Tensor],
+    feat_cache: FeatCache,
+    feat_idx: list[int],
+    channels_last_convs: bool = False,
+    norm_frames: int = 0,
+) -> torch.Tensor:
+    """``resnets`` in turn on the one tensor in ``stage``, each block's input handed to it as a temporary through
+    that list: no local holds it through the block (where a conv shortcut has read it, it goes once norm1 has built
+    conv1's input)."""
+    for resnet in resnets:
+        stage.append(residual_block(resnet, stage.pop(), feat_cache, feat_idx, channels_last_convs, norm_frames))
+    return stage.pop()
 
 
 def walkable_up_block(block: nn.Module) -> bool:
@@ -1685,8 +1705,9 @@ def walkable_up_block(block: nn.Module) -> bool:
 
 def _shortcut_source(block: nn.Module, x: torch.Tensor) -> torch.Tensor | None:
     """What a walkable up block keeps of its input x for up_block_tail: a residual up block's DupUp3D shortcut
-    reads x (stock clones it; nothing in the block writes to it in place), a plain up block keeps nothing."""
-    return x if type(block) is WanResidualUpBlock else None
+    reads x (stock clones it; nothing in the block writes to it in place); a plain up block, or a residual one
+    without that shortcut (Wan2.2's last), keeps nothing."""
+    return x if type(block) is WanResidualUpBlock and block.avg_shortcut is not None else None
 
 
 def up_block_tail(
@@ -1805,8 +1826,9 @@ def _latent_stage(
         # Past the first up block each norm is reduced per latent frame's chunk; at the latent resolution the norms
         # of the whole group kept the one-frame bits (the check below), and one reduction per call is cheaper.
         norm_frames = x.shape[2] // latent_frames if index else 0
-        for resnet in block.resnets:
-            x = residual_block(resnet, x, feat_cache, feat_idx, channels_last_convs, norm_frames)
+        stage = [x]
+        del x
+        x = residual_blocks(block.resnets, stage, feat_cache, feat_idx, channels_last_convs, norm_frames)
     return x, source, feat_idx[0]
 
 
