@@ -63,6 +63,20 @@ def test_lazy_failure_falls_back_once_and_for_good(monkeypatch, caplog):
     assert caplog.text.count("disabling compilation and retrying eagerly") == 1
 
 
+@pytest.mark.parametrize("fn,label,message", [
+    (1, "probe", "fn must be callable, got int"),
+    (None, "probe", "fn must be callable, got NoneType"),
+    (abs, b"probe", "label must be a str, got bytes"),
+])
+def test_caller_errors_raise_before_compiling(monkeypatch, fn, label, message):
+    def counted_compile(fn, **kwargs):
+        raise AssertionError("torch.compile reached")
+
+    monkeypatch.setattr(compile_module.torch, "compile", counted_compile)
+    with pytest.raises(TypeError, match=message):
+        torch_wanops.compile_callable_with_fallback(fn, label=label)
+
+
 def test_success_passes_kwargs_through(monkeypatch):
     seen = {}
 
@@ -569,6 +583,16 @@ def test_prewarm_failure_is_logged_not_raised(monkeypatch, caplog):
 def test_prewarm_rejects_bad_shapes(shape, error, message):
     with pytest.raises(error, match=message):
         torch_wanops.prewarm(build_vae("wan2.1-tiny"), shape)
+
+
+@pytest.mark.parametrize("bare_decoder", [False, True])
+def test_prewarm_rejects_latents_of_another_channel_count(bare_decoder, caplog):
+    vae = torch_wanops.apply_to(build_vae("wan2.1-tiny"))
+    channels = latent_channels("wan2.1-tiny")
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        with pytest.raises(ValueError, match=f"latent_shape must have the VAE's {channels} latent channels"):
+            torch_wanops.prewarm(vae.decoder if bare_decoder else vae, (1, channels + 1, 2, 3, 3))
+    assert "serving will continue" not in caplog.text
 
 
 def test_prewarm_rejects_bad_dtype_and_object():

@@ -96,7 +96,12 @@ def compile_callable_with_fallback(
     Returns ``(fn, False)`` if ``torch.compile`` itself raises. Otherwise returns a
     wrapper and ``True``: the wrapper runs the compiled callable, and the first time
     that raises it logs a warning, returns ``fn``'s result, and runs ``fn`` from then on.
+    A non-callable ``fn`` or a non-str ``label`` is the caller's error and raises ``TypeError``.
     """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a str, got {type(label).__name__}")
     try:
         compiled = torch.compile(fn, **compile_kwargs)
     except Exception as exc:
@@ -320,13 +325,19 @@ def prewarm(
     A decoder that runs compiled graphs for ``dtype`` on ``device`` decodes twice: the first decode
     runs each chunk shape eagerly (the conv checks), the second compiles its graphs. Use at least
     two latent frames to warm both graphs (first chunk, later chunks). Returns whether the decodes
-    succeeded; a failure is logged, never raised.
+    succeeded; a failure of the decodes is logged, never raised. Invalid arguments raise (``latent_shape``
+    not 5 positive ints or not of the VAE's latent channels, ``dtype`` not a dtype, ``obj`` not a Wan VAE).
     """
     shape = _check_latent_shape(latent_shape)
     if dtype is not None and not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
     decoder = find_decoder(obj)
     vae = find_vae(obj)
+    # Checked here, not left to the decode: the failure below is logged, and a wrong channel count is the
+    # caller's error, not a serving condition.
+    channels = (decoder.conv_in if vae is None else vae.post_quant_conv).in_channels
+    if shape[1] != channels:
+        raise ValueError(f"latent_shape must have the VAE's {channels} latent channels (B, C, T, H, W), got {shape}")
     parameter = next(decoder.parameters())
     dtype = dtype or parameter.dtype
     device = torch.device(device) if device is not None else parameter.device
