@@ -271,10 +271,45 @@ def test_bench_with_local_weights(tmp_path, capsys):
     assert str(tmp_path / "vae") in capsys.readouterr().out
 
 
-def test_bench_rejects_bad_frames():
-    with pytest.raises(ValueError, match="--frames must be 4k"):
-        cli.main(["--device", "cpu", "bench", "--model", "wan2.1-tiny", "--height", "32", "--width", "32",
-                  "--frames", "4", "--repeat", "1"])
+@pytest.mark.parametrize("argv,message", [
+    (["--device", "tpu", "bench"], "argument --device: must be cpu or cuda[:N], got 'tpu'"),
+    (["--device", "cpu:1", "bench"], "argument --device: must be cpu or cuda[:N], got 'cpu:1'"),
+    (["--device", "cpu", "bench", "--height", "0"], "argument --height: must be a positive int, got '0'"),
+    (["--device", "cpu", "bench", "--width", "-16"], "argument --width: must be a positive int, got '-16'"),
+    (["--device", "cpu", "bench", "--frames", "x"], "argument --frames: must be a positive int, got 'x'"),
+    (["--device", "cpu", "bench", "--repeat", "0"], "argument --repeat: must be a positive int, got '0'"),
+    (["--device", "cpu", "bench", "--frames", "4"], "frames must be 4k + 1 (1, 5, ..., 81), got 4"),
+    (["--device", "cpu", "bench", "--model", "wan2.2-tiny", "--height", "40"],
+     "for wan2.2-tiny: height and width must be positive multiples of 16 for this model, got 40x128"),
+])
+def test_bench_usage_errors_exit_2_naming_the_argument(monkeypatch, capsys, argv, message):
+    def not_reached(*args, **kwargs):
+        raise AssertionError("the bench ran")
+
+    monkeypatch.setattr(cli, "run_bench", not_reached)
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main(argv)
+    assert excinfo.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_bench_weights_must_be_a_local_checkpoint_folder(monkeypatch, tmp_path, capsys, folder):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setattr(cli, "run_bench", lambda *args, **kwargs: pytest.fail("the bench ran"))
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main(["--device", "cpu", "bench", "--weights", str(tmp_path / folder)])
+    assert excinfo.value.code == 2
+    assert "--weights must be a local diffusers AutoencoderKLWan folder (with a config.json)" in capsys.readouterr().err
+
+
+def test_bench_with_local_weights_checks_the_size_by_the_checkpoints_scale(tmp_path):
+    from torch_wanops.configs import build_vae
+
+    build_vae("wan2.2-tiny", seed=3).save_pretrained(tmp_path / "vae")
+    with pytest.raises(ValueError, match="height and width must be positive multiples of 16 for this model, got 40x32"):
+        cli.main(["--device", "cpu", "bench", "--height", "40", "--width", "32", "--frames", "5", "--repeat", "1",
+                  "--weights", str(tmp_path / "vae")])
 
 
 @pytest.mark.parametrize("argv,rounds", [([], 5), (["--repeat", "2"], 2)])
@@ -289,12 +324,6 @@ def test_bench_on_cpu_times_five_rounds_by_default(monkeypatch, argv, rounds):
     with pytest.raises(KeyboardInterrupt):
         cli.main(["--device", "cpu", "bench", *argv])
     assert configs[0].repeat == rounds and configs[0].model == "wan2.1-tiny"
-
-
-def test_bench_rejects_bad_repeat():
-    with pytest.raises(SystemExit) as excinfo:
-        cli.main(["--device", "cpu", "bench", "--repeat", "0"])
-    assert excinfo.value.code == 2
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ import torch_wanops
 from torch_wanops import _backend
 from torch_wanops import decoder as decoder_module
 from torch_wanops.compile import is_compiled, recompile_headroom
-from torch_wanops.configs import build_vae, latent_shape
+from torch_wanops.configs import build_vae, check_decode_size, latent_shape
 
 logger = logging.getLogger(__name__)
 
@@ -224,10 +224,7 @@ def describe_cuda_case(args: argparse.Namespace) -> str:
 
 def make_latents(config: BenchConfig, vae: AutoencoderKLWan) -> torch.Tensor:
     scale = vae.spatial_compression_ratio
-    if config.height % scale or config.width % scale:
-        raise ValueError(f"--height/--width must be multiples of {scale} for this model")
-    if config.frames < 1 or (config.frames - 1) % 4:
-        raise ValueError(f"--frames must be 4k + 1 (1, 5, ..., 81), got {config.frames}")
+    check_decode_size(config.height, config.width, config.frames, scale)
     shape = (config.batch, vae.config.z_dim, (config.frames - 1) // 4 + 1, config.height // scale, config.width // scale)
     z = torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(config.device, DTYPES[config.dtype])
     return z.contiguous(memory_format=torch.channels_last_3d) if config.channels_last else z

@@ -7,6 +7,7 @@ import functools
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -17,7 +18,7 @@ from torch_wanops import _backend
 from torch_wanops import compile as compile_module
 from torch_wanops import diffusers_code
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
-from torch_wanops.configs import CONFIGS
+from torch_wanops.configs import CONFIGS, check_decode_size, spatial_scale
 from torch_wanops.ops._inductor import ops_without_lowering
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
@@ -77,23 +78,41 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _bench_defaults(args: argparse.Namespace) -> dict:
-    return CUDA_DEFAULTS if args.device.startswith("cuda") else CPU_DEFAULTS
+def _device_argument(value: str) -> str:
+    """``--device``: cpu or cuda[:N] (whether that CUDA device exists is checked after parsing)."""
+    try:
+        device = torch.device(value)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda") or (device.type == "cpu" and device.index):
+        raise argparse.ArgumentTypeError(f"must be cpu or cuda[:N], got {value!r}")
+    return value
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive int, got {value!r}")
+    return number
+
+
+def _bench_options(args: argparse.Namespace) -> dict:
+    """bench's options, each left out taking the device's default."""
+    defaults = CUDA_DEFAULTS if args.device.startswith("cuda") else CPU_DEFAULTS
+    return {name: default if getattr(args, name) is None else getattr(args, name) for name, default in defaults.items()}
 
 
 def _bench(args: argparse.Namespace) -> int:
-    defaults = _bench_defaults(args)
+    options = _bench_options(args)
     config = BenchConfig(
-        model=args.model or defaults["model"],
-        dtype=args.dtype or defaults["dtype"],
-        height=args.height or defaults["height"],
-        width=args.width or defaults["width"],
-        frames=args.frames or defaults["frames"],
+        **options,
         device=args.device,
         channels_last=args.channels_last,
         compile=args.compile,
         weights=args.weights,
-        repeat=args.repeat or defaults["repeat"],
         autocast=args.autocast,
     )
     print(
@@ -190,22 +209,23 @@ def _info(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wanops", description="Bit-exact, faster Wan VAE decoding.")
-    parser.add_argument("--device", default=_default_device(), help="cpu or cuda[:N] (default: cuda if available)")
+    parser.add_argument("--device", type=_device_argument, default=_default_device(),
+                        help="cpu or cuda[:N] (default: cuda if available)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
 
     bench = sub.add_parser("bench", help="decode with stock diffusers and torch_wanops; time, memory, bit-exactness")
     bench.add_argument("--model", choices=sorted(CONFIGS), help="default: wan2.1 on CUDA, wan2.1-tiny on CPU")
     bench.add_argument("--dtype", choices=sorted(DTYPES), help="default: bf16 on CUDA, fp32 on CPU")
-    bench.add_argument("--height", type=int, help="pixels (default 480 on CUDA, 128 on CPU)")
-    bench.add_argument("--width", type=int, help="pixels (default 832 on CUDA, 128 on CPU)")
-    bench.add_argument("--frames", type=int, help="output frames, 4k + 1 (default 81 on CUDA, 17 on CPU)")
+    bench.add_argument("--height", type=_positive_int, help="pixels (default 480 on CUDA, 128 on CPU)")
+    bench.add_argument("--width", type=_positive_int, help="pixels (default 832 on CUDA, 128 on CPU)")
+    bench.add_argument("--frames", type=_positive_int, help="output frames, 4k + 1 (default 81 on CUDA, 17 on CPU)")
     bench.add_argument("--channels-last", action="store_true", help="channels_last_3d weights and latents")
     bench.add_argument("--compile", action="store_true", help="also time stock and torch_wanops under torch.compile")
     bench.add_argument("--autocast", action="store_true",
                        help="decode under torch.autocast to the VAE's own dtype (bf16 or fp16), as serving engines do")
     bench.add_argument("--weights", help="a local diffusers AutoencoderKLWan folder (default: random weights)")
-    bench.add_argument("--repeat", type=int,
+    bench.add_argument("--repeat", type=_positive_int,
                        help="timed rounds (one decode per variant each) after a warm-up (default 3 on CUDA, 5 on CPU)")
     bench.add_argument("--json", help="write the result as JSON to this file")
     bench.add_argument("--plot", help="write a PNG bar chart to this file (needs matplotlib)")
@@ -224,14 +244,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if args.command == "bench" and args.repeat is not None and args.repeat < 1:
-        parser.error("--repeat must be at least 1")
-    if args.command == "bench" and args.autocast and (args.dtype or _bench_defaults(args)["dtype"]) not in (
-            "bf16", "fp16"):
-        parser.error("--autocast needs --dtype bf16 or fp16 (autocast to the VAE's own dtype)")
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available here")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        parser.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    if args.command == "bench":
+        _check_bench_arguments(parser, args)
     return args.handler(args)
+
+
+def _check_bench_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """bench's usage errors, before anything is built: argparse's exit 2 and message, not a traceback."""
+    options = _bench_options(args)
+    if args.autocast and options["dtype"] not in ("bf16", "fp16"):
+        parser.error("--autocast needs --dtype bf16 or fp16 (autocast to the VAE's own dtype)")
+    if args.weights is not None:
+        # A checkpoint's own spatial scale is read when it loads (make_latents checks the size then).
+        if not os.path.isfile(os.path.join(args.weights, "config.json")):
+            parser.error(f"--weights must be a local diffusers AutoencoderKLWan folder (with a config.json), "
+                         f"got {args.weights!r}")
+        return
+    try:
+        check_decode_size(options["height"], options["width"], options["frames"], spatial_scale(options["model"]))
+    except ValueError as exc:
+        parser.error(f"--height/--width/--frames for {options['model']}: {exc}")
 
 
 if __name__ == "__main__":

@@ -50,13 +50,18 @@ def latent_channels(name: str) -> int:
     return CONFIGS[name].get("z_dim", 16)
 
 
+def check_decode_size(height: int, width: int, frames: int, scale: int) -> None:
+    """ValueError unless a VAE of ``scale`` pixels per latent cell decodes to ``frames`` x ``height`` x ``width``."""
+    if height < 1 or width < 1 or height % scale or width % scale:
+        raise ValueError(f"height and width must be positive multiples of {scale} for this model, got {height}x{width}")
+    if frames < 1 or (frames - 1) % 4:
+        raise ValueError(f"frames must be 4k + 1 (1, 5, ..., 81), got {frames}")
+
+
 def latent_shape(name: str, height: int, width: int, frames: int, batch: int = 1) -> tuple[int, int, int, int, int]:
     """Latent shape decoding to ``frames`` frames of ``height`` x ``width`` (frames = 4k + 1)."""
     scale = spatial_scale(name)
-    if height % scale or width % scale:
-        raise ValueError(f"height and width must be multiples of {scale} for {name}, got {height}x{width}")
-    if frames < 1 or (frames - 1) % 4:
-        raise ValueError(f"frames must be 4k + 1 (1, 5, ..., 81), got {frames}")
+    check_decode_size(height, width, frames, scale)
     return (batch, latent_channels(name), (frames - 1) // 4 + 1, height // scale, width // scale)
 
 
