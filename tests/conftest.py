@@ -64,6 +64,22 @@ def fp32_precision():
         torch._C._set_fp32_precision_setter(*place, value)
 
 
+@pytest.fixture
+def walk_calls(monkeypatch):
+    """One entry per causal conv the decoder walk runs: empty when every chunk ran stock's modules."""
+    from torch_wanops import decoder as decoder_module
+
+    walked = []
+    causal_conv = decoder_module.causal_conv
+
+    def counted(*args, **kwargs):
+        walked.append(1)
+        return causal_conv(*args, **kwargs)
+
+    monkeypatch.setattr(decoder_module, "causal_conv", counted)
+    return walked
+
+
 # A compiled graph hands the ops their inputs' exact strides only where torch can tag the ops so (>= 2.8): older ones
 # may lay an op's input out otherwise (torch 2.6 did), so compile_vae keeps decodes eager there.
 exact_strides_graphs = pytest.mark.skipif(

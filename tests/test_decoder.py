@@ -1,7 +1,9 @@
 """OmniWanDecoder against stock diffusers: same keys, same bits, same strides, same cache protocol."""
 
 import collections
+import functools
 import importlib
+import logging
 import re
 import time
 import types
@@ -112,17 +114,44 @@ def test_grad_modes(arch, grad_mode):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_gradients_flow_through_the_ops(arch):
-    stock, omni = pair(arch, dtype=torch.float64)
-    z = latents(arch, torch.float64, "cpu", frames=2)
-    grads = []
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("leaf", ["latents", "parameters"])
+def test_decode_autograd_records_runs_stocks_modules_with_stocks_gradients(
+        arch, dtype, leaf, walk_calls, caplog, monkeypatch):
+    """Autograd recording the decode (the latents or the decoder's parameters requiring grad): stock's modules run,
+    so the output and every gradient are stock's bit for bit (the ops' own autograd adds a cached frame's gradient
+    and its conv input's in another order: fp32 gradients differed in ~1e-5); warned once."""
+    monkeypatch.setattr(decoder_module, "_log_stock_under_autograd", functools.cache(
+        decoder_module._log_stock_under_autograd.__wrapped__))
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))  # the batched loop's routing too
+    stock, omni = pair(arch, dtype)
+    z = latents(arch, dtype, "cpu", frames=3, batch=2)
+    results = []
     for model in (stock, omni):
-        leaf = z.clone().requires_grad_(True)
-        model.decode(leaf, return_dict=False)[0].square().sum().backward()
-        grads.append(leaf.grad)
-        assert all(p.grad is not None for p in model.decoder.parameters())
-    # Autograd may sum the cache and conv-input branches in another order: float64, tight tolerance.
-    torch.testing.assert_close(grads[1], grads[0], rtol=1e-12, atol=1e-12)
+        model.decoder.requires_grad_(leaf == "parameters")
+        leaf_z = z.clone().requires_grad_(leaf == "latents")
+        with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+            out = model.decode(leaf_z, return_dict=False)[0]
+        out.float().square().sum().backward()
+        grads = [leaf_z.grad] if leaf == "latents" else [p.grad for p in model.decoder.parameters()]
+        results.append((out, grads))
+    (expected, expected_grads), (got, got_grads) = results
+    assert torch.equal(got, expected) and got.stride() == expected.stride()
+    assert all(g is not None and torch.equal(g, e) for g, e in zip(got_grads, expected_grads, strict=True))
+    assert not walk_calls
+    assert caplog.text.count("autograd records this Wan decode") == 1
+
+
+def test_grad_mode_with_nothing_requiring_grad_takes_the_walk(walk_calls, caplog):
+    """Grad mode on but nothing to record (frozen decoder, plain latents): the walk runs, stock's bits, no warning."""
+    stock, omni = pair("wan2.2-tiny")
+    for model in (stock, omni):
+        model.requires_grad_(False)
+    z = latents("wan2.2-tiny", torch.float32, "cpu", frames=3)
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        got = assert_same_decode(stock, omni, z, grad_mode=torch.enable_grad)
+    assert walk_calls and not got.requires_grad
+    assert "autograd records" not in caplog.text
 
 
 @pytest.mark.parametrize("device,impl", IMPLS, ids=[f"{d}-{i}" for d, i in IMPLS])

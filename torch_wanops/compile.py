@@ -163,7 +163,8 @@ class _ChunkForward:
     verdicts, which the graph compiled on the signature's next call takes (they cannot run
     while Dynamo traces). With ``exact``, chunks of a device and dtype outside
     GRAPHS_GIVING_STOCK_BITS always run eagerly, as do those that decoder.runs_stock_decoder sends to stock's
-    forward (autocast that changes stock's arithmetic, an installed forward the walk does not mirror); an autocast
+    forward (autocast that changes stock's arithmetic, autograd recording the decode, an installed forward the walk
+    does not mirror); an autocast
     that leaves the decode alone is set aside (decoder.neutral_autocast_set_aside). The chunks after an eager one
     in the same decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
     strides, which compiled chunks may lay out otherwise (they did after the attention, before
@@ -200,7 +201,7 @@ class _ChunkForward:
 
     def _forward(self, x: torch.Tensor, feat_cache: list[Any] | None, feat_idx: list[int], first_chunk: bool
                  ) -> torch.Tensor:
-        if self._keeps_eager(x.device, x.dtype) or runs_stock_decoder(x):
+        if self._keeps_eager(x.device, x.dtype) or runs_stock_decoder(self.decoder, x, feat_cache):
             return self.eager(x, feat_cache, feat_idx, first_chunk, True)
         signature = (tuple(x.shape), x.stride(), x.dtype, x.device, bool(first_chunk), feat_cache is None)
         caching = feat_cache is not None

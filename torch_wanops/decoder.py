@@ -2020,10 +2020,40 @@ def runs_stock_under_autocast(x: torch.Tensor) -> bool:
     return True
 
 
-def runs_stock_decoder(x: torch.Tensor) -> bool:
+def runs_stock_under_autograd(decoder: nn.Module, x: torch.Tensor, feat_cache: list[Any] | None) -> bool:
+    """Whether autograd records chunk x's decode (grad mode on, and x, a cache or a decoder parameter requiring
+    grad), where the decoder runs stock's modules: their backward is stock's, bit for bit, which the ops' autograd
+    formulas are not (autograd adds a cached frame's gradient and its conv input's in another order). Logged once."""
+    if not torch.is_grad_enabled() or torch.compiler.is_compiling():
+        return False
+    recorded = (
+        x.requires_grad
+        or any(isinstance(entry, torch.Tensor) and entry.requires_grad for entry in feat_cache or ())
+        or any(parameter.requires_grad for parameter in decoder.parameters())
+    )
+    if recorded:
+        _log_stock_under_autograd()
+    return recorded
+
+
+@functools.cache
+def _log_stock_under_autograd() -> None:
+    logger.warning(
+        "torch_wanops: autograd records this Wan decode (grad mode on, and the latents or the decoder's parameters "
+        "require grad): the decoder runs stock diffusers' modules, whose gradients are stock's bit for bit, at "
+        "stock's speed. Decode under torch.no_grad() or torch.inference_mode() for the fast path."
+    )
+
+
+def runs_stock_decoder(decoder: nn.Module, x: torch.Tensor, feat_cache: list[Any] | None) -> bool:
     """Whether OmniWanDecoder runs chunk x through ``WanDecoder3d.forward`` as diffusers has it: where that is not
-    the code the walk mirrors (diffusers_code), and under autocast (runs_stock_under_autocast)."""
-    return not runs_recorded_code(WanDecoder3d) or runs_stock_under_autocast(x)
+    the code the walk mirrors (diffusers_code), under autocast (runs_stock_under_autocast) and where autograd
+    records the decode (runs_stock_under_autograd)."""
+    return (
+        not runs_recorded_code(WanDecoder3d)
+        or runs_stock_under_autocast(x)
+        or runs_stock_under_autograd(decoder, x, feat_cache)
+    )
 
 
 class OmniWanDecoder(WanDecoder3d):
@@ -2057,7 +2087,7 @@ class OmniWanDecoder(WanDecoder3d):
         zero_rep: bool = False,
     ) -> torch.Tensor:
         """One latent chunk; ``zero_rep`` stores the "Rep" marker as zero frames (same output bits)."""
-        if runs_stock_decoder(x):
+        if runs_stock_decoder(self, x, feat_cache):
             return WanDecoder3d.forward(self, x, feat_cache, feat_idx, first_chunk)
         # A channels-last decode (latents and conv weights channels_last_3d) was not
         # bit-exact with the lever on the H200: channels-last latents keep stock's layout.
