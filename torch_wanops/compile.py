@@ -164,10 +164,9 @@ class _ChunkForward:
     while Dynamo traces). With ``exact``, chunks of a device and dtype outside
     GRAPHS_GIVING_STOCK_BITS always run eagerly, as do those that decoder.runs_stock_decoder sends to stock's
     forward (autocast that changes stock's arithmetic, autograd recording the decode, an installed forward the walk
-    does not mirror); an autocast
-    that leaves the decode alone is set aside (decoder.neutral_autocast_set_aside). The chunks after an eager one
-    in the same decode run eagerly too: a graph traced on caches an eager chunk wrote would guard on their
-    strides, which compiled chunks may lay out otherwise (they did after the attention, before
+    does not mirror); an autocast that leaves the decode alone is set aside (decoder.neutral_autocast_set_aside).
+    The chunks after an eager one in the same decode run eagerly too: a graph traced on caches an eager chunk
+    wrote would guard on their strides, which compiled chunks may lay out otherwise (they did after the attention, before
     its output took eager's layout in graphs: decoder._in_eager_layout), and a decode would need
     one more graph. The graphs read cuDNN's TF32 setting when traced: after a change, the decoder
     runs eagerly for good (exact either way).

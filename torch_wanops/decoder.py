@@ -2023,7 +2023,8 @@ def runs_stock_under_autocast(x: torch.Tensor) -> bool:
 def runs_stock_under_autograd(decoder: nn.Module, x: torch.Tensor, feat_cache: list[Any] | None) -> bool:
     """Whether autograd records chunk x's decode (grad mode on, and x, a cache or a decoder parameter requiring
     grad), where the decoder runs stock's modules: their backward is stock's, bit for bit, which the ops' autograd
-    formulas are not (autograd adds a cached frame's gradient and its conv input's in another order). Logged once."""
+    formulas are not (autograd adds a cached frame's gradient and its conv input's in another order). Logged once.
+    Not inside a trace (compile_vae decides before tracing; a caller's own graph's gradients are Inductor's)."""
     if not torch.is_grad_enabled() or torch.compiler.is_compiling():
         return False
     recorded = (
