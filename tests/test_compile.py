@@ -210,6 +210,33 @@ def test_exact_keeps_pairs_without_stock_bits_graphs_eager(monkeypatch, caplog, 
     assert compile_module.is_compiled(vae) is not exact
 
 
+def test_a_decode_autograd_records_runs_stocks_modules_not_the_graphs(monkeypatch, walk_calls):
+    """Under compile_vae (torch.compile replaced), a decode whose latents require grad runs no graph and no walk:
+    stock's modules, so its output and gradients are stock's; a no-grad decode after it runs the graphs."""
+    monkeypatch.setattr(compile_module, "EXACT_STRIDES_TAG", object())  # graphs for CPU fp32 on any torch
+    compiled_chunks = []
+
+    def fake_compile(fn, **kwargs):
+        return lambda *args: compiled_chunks.append(args[3]) or fn(*args)
+
+    monkeypatch.setattr(compile_module.torch, "compile", fake_compile)
+    stock, vae = build_vae("wan2.1-tiny"), build_vae("wan2.1-tiny")
+    assert torch_wanops.compile_vae(vae, enabled=True) is True
+    z = torch.randn(1, latent_channels("wan2.1-tiny"), 3, 4, 6, generator=torch.Generator().manual_seed(0))
+    for _ in range(2):  # the second decode would run the graphs, were autograd not recording
+        grads = []
+        for model in (stock, vae):
+            leaf = z.clone().requires_grad_(True)
+            out = model.decode(leaf, return_dict=False)[0]
+            out.square().sum().backward()
+            grads.append((out, leaf.grad))
+        assert torch.equal(grads[1][0], grads[0][0]) and torch.equal(grads[1][1], grads[0][1])
+    assert compiled_chunks == [] and walk_calls == []
+    for _ in range(2):
+        _decode(vae, z)
+    assert compiled_chunks == [True, False, False]
+
+
 @exact_strides_graphs
 def test_every_op_asks_compiled_graphs_for_its_inputs_exact_strides():
     """Each op's bits depend on its inputs' strides: each carries the tag, whatever torch's default for custom ops."""
