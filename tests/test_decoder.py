@@ -120,7 +120,7 @@ def test_decode_autograd_records_runs_stocks_modules_with_stocks_gradients(
         arch, dtype, leaf, walk_calls, caplog, monkeypatch):
     """Autograd recording the decode (the latents or the decoder's parameters requiring grad): stock's modules run,
     so the output and every gradient are stock's bit for bit (the ops' own autograd adds a cached frame's gradient
-    and its conv input's in another order: fp32 gradients differed in ~1e-5); warned once."""
+    and its conv input's in another order: fp32 gradients differed by up to ~6e-5); warned once."""
     monkeypatch.setattr(decoder_module, "_log_stock_under_autograd", functools.cache(
         decoder_module._log_stock_under_autograd.__wrapped__))
     monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))  # the batched loop's routing too
