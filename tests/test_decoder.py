@@ -113,19 +113,22 @@ def test_grad_modes(arch, grad_mode):
         assert got.requires_grad
 
 
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if HAS_CUDA else []))
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("leaf", ["latents", "parameters"])
 def test_decode_autograd_records_runs_stocks_modules_with_stocks_gradients(
-        arch, dtype, leaf, walk_calls, caplog, monkeypatch):
+        device, arch, dtype, leaf, walk_calls, caplog, monkeypatch):
     """Autograd recording the decode (the latents or the decoder's parameters requiring grad): stock's modules run,
     so the output and every gradient are stock's bit for bit (the ops' own autograd adds a cached frame's gradient
     and its conv input's in another order: fp32 gradients differed by up to ~6e-5); warned once."""
     monkeypatch.setattr(decoder_module, "_log_stock_under_autograd", functools.cache(
         decoder_module._log_stock_under_autograd.__wrapped__))
-    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({"cpu"}))  # the batched loop's routing too
-    stock, omni = pair(arch, dtype)
-    z = latents(arch, dtype, "cpu", frames=3, batch=2)
+    monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({device}))  # the batched loop's routing too
+    # cuDNN's default backward plans may add in a run-dependent order: stock against stock would not repeat.
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)
+    stock, omni = pair(arch, dtype, device)
+    z = latents(arch, dtype, device, frames=3, batch=2)
     results = []
     for model in (stock, omni):
         model.decoder.requires_grad_(leaf == "parameters")
