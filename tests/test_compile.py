@@ -157,6 +157,15 @@ def test_disabled_keeps_the_eager_lossless_path(monkeypatch):
     assert not compile_module.is_compiled(vae)
 
 
+@pytest.mark.parametrize("mode", ["fastest", "Default", ""])
+def test_mode_must_be_one_of_torch_compiles(mode, caplog):
+    """A mode torch.compile does not know is the caller's error, not a compile failure that leaves the decoder eager."""
+    vae = build_vae("wan2.1-tiny")
+    with pytest.raises(ValueError, match=f"mode must be one of torch.compile's modes .*reduce-overhead.*{mode!r}"):
+        torch_wanops.compile_vae(vae, enabled=True, mode=mode)
+    assert "forward" not in vae.decoder.__dict__ and "torch.compile failed" not in caplog.text
+
+
 @pytest.mark.parametrize("exact", ["yes", 1, None])
 def test_exact_must_be_a_bool(exact):
     with pytest.raises(TypeError, match="exact must be a bool"):

@@ -267,6 +267,9 @@ def compile_vae(
         raise TypeError(f"enabled must be a bool or None, got {type(enabled).__name__}")
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, got {type(mode).__name__}")
+    modes = torch._inductor.list_mode_options()
+    if mode not in modes:  # torch.compile would refuse it too, and the decoder would silently stay eager
+        raise ValueError(f"mode must be one of torch.compile's modes ({', '.join(modes)}), got {mode!r}")
     if not isinstance(fullgraph, bool):
         raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
     if dynamic is not None and not isinstance(dynamic, bool):
