@@ -631,8 +631,20 @@ def test_prewarm_rejects_latents_of_another_channel_count(bare_decoder, caplog):
     assert "serving will continue" not in caplog.text
 
 
-def test_prewarm_rejects_bad_dtype_and_object():
-    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
-        torch_wanops.prewarm(build_vae("wan2.1-tiny"), (1, 4, 2, 3, 3), dtype="bf16")
+@pytest.mark.parametrize("argument,error,message", [
+    ({"dtype": "bf16"}, TypeError, "dtype must be a torch.dtype"),
+    ({"dtype": torch.int32}, ValueError, "dtype must be a floating-point dtype .* got torch.int32"),
+    ({"device": 0.5}, TypeError, "device must be a torch.device, a str or None, got float"),
+    ({"device": "gpu"}, ValueError, "device must name a torch device .* got 'gpu'"),
+])
+def test_prewarm_rejects_bad_dtype_and_device(argument, error, message, caplog):
+    """The caller's errors, raised: not logged as a failed decode that serving would go on past."""
+    with caplog.at_level(logging.WARNING, logger="torch_wanops"):
+        with pytest.raises(error, match=message):
+            torch_wanops.prewarm(build_vae("wan2.1-tiny"), (1, 4, 2, 3, 3), **argument)
+    assert "serving will continue" not in caplog.text
+
+
+def test_prewarm_rejects_bad_object():
     with pytest.raises(TypeError, match="obj must be a diffusers AutoencoderKLWan"):
         torch_wanops.prewarm(object(), (1, 4, 2, 3, 3))

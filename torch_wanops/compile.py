@@ -316,6 +316,17 @@ def _check_latent_shape(latent_shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(latent_shape)
 
 
+def _check_device(device: torch.device | str | None) -> torch.device | None:
+    if device is None or isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a torch.device, a str or None, got {type(device).__name__}")
+    try:
+        return torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device must name a torch device (e.g. 'cuda:0', 'cpu'), got {device!r}") from exc
+
+
 def prewarm(
     obj: Any,
     latent_shape: Sequence[int],
@@ -329,11 +340,15 @@ def prewarm(
     runs each chunk shape eagerly (the conv checks), the second compiles its graphs. Use at least
     two latent frames to warm both graphs (first chunk, later chunks). Returns whether the decodes
     succeeded; a failure of the decodes is logged, never raised. Invalid arguments raise (``latent_shape``
-    not 5 positive ints or not of the VAE's latent channels, ``dtype`` not a dtype, ``obj`` not a Wan VAE).
+    not 5 positive ints or not of the VAE's latent channels, ``dtype`` not a floating-point dtype, ``device`` not a
+    device, ``obj`` not a Wan VAE).
     """
     shape = _check_latent_shape(latent_shape)
     if dtype is not None and not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
+    if dtype is not None and not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point dtype (latents), got {dtype}")
+    device = _check_device(device)
     decoder = find_decoder(obj)
     vae = find_vae(obj)
     # Checked here, not left to the decode: the failure below is logged, and a wrong channel count is the
@@ -343,7 +358,7 @@ def prewarm(
         raise ValueError(f"latent_shape must have the VAE's {channels} latent channels (B, C, T, H, W), got {shape}")
     parameter = next(decoder.parameters())
     dtype = dtype or parameter.dtype
-    device = torch.device(device) if device is not None else parameter.device
+    device = device if device is not None else parameter.device
     start = time.perf_counter()
     try:
         generator = torch.Generator(device="cpu").manual_seed(0)
