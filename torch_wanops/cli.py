@@ -18,7 +18,7 @@ from torch_wanops import _backend
 from torch_wanops import compile as compile_module
 from torch_wanops import diffusers_code
 from torch_wanops.bench import DTYPES, BenchConfig, environment, format_table, plot, run_bench
-from torch_wanops.configs import CONFIGS, check_decode_size, spatial_scale
+from torch_wanops.configs import CONFIGS, check_decode_size, check_device, spatial_scale
 from torch_wanops.ops._inductor import ops_without_lowering
 
 # The op modules under torch_wanops.ops, one per op (`wanops info` lists them).
@@ -81,8 +81,8 @@ def _default_device() -> str:
 def _device_argument(value: str) -> str:
     """``--device``: cpu or cuda[:N] (whether that CUDA device exists is checked after parsing)."""
     try:
-        device = torch.device(value)
-    except RuntimeError:
+        device = check_device(value)
+    except ValueError:
         device = None
     if device is None or device.type not in ("cpu", "cuda") or (device.type == "cpu" and device.index):
         raise argparse.ArgumentTypeError(f"must be cpu or cuda[:N], got {value!r}")

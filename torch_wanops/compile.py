@@ -23,6 +23,7 @@ from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
 
 from torch_wanops import _backend
 from torch_wanops.apply import COMPILED_FORWARD_MARK, apply_to, find_decoder, find_vae, is_compiled_forward
+from torch_wanops.configs import check_device
 from torch_wanops.decoder import OmniWanDecoder, neutral_autocast_set_aside, runs_stock_decoder
 from torch_wanops.ops._common import EXACT_STRIDES_TAG
 
@@ -316,17 +317,6 @@ def _check_latent_shape(latent_shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(latent_shape)
 
 
-def _check_device(device: torch.device | str | None) -> torch.device | None:
-    if device is None or isinstance(device, torch.device):
-        return device
-    if not isinstance(device, str):
-        raise TypeError(f"device must be a torch.device, a str or None, got {type(device).__name__}")
-    try:
-        return torch.device(device)
-    except RuntimeError as exc:
-        raise ValueError(f"device must name a torch device (e.g. 'cuda:0', 'cpu'), got {device!r}") from exc
-
-
 def prewarm(
     obj: Any,
     latent_shape: Sequence[int],
@@ -348,7 +338,7 @@ def prewarm(
         raise TypeError(f"dtype must be a torch.dtype or None, got {type(dtype).__name__}")
     if dtype is not None and not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating-point dtype (latents), got {dtype}")
-    device = _check_device(device)
+    device = check_device(device)
     decoder = find_decoder(obj)
     vae = find_vae(obj)
     # Checked here, not left to the decode: the failure below is logged, and a wrong channel count is the

@@ -50,6 +50,18 @@ def latent_channels(name: str) -> int:
     return CONFIGS[name].get("z_dim", 16)
 
 
+def check_device(device: torch.device | str | None) -> torch.device | None:
+    """``device`` as a torch.device (None stays None); TypeError / ValueError naming it if it is not one."""
+    if device is None or isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a torch.device, a str or None, got {type(device).__name__}")
+    try:
+        return torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device must name a torch device (e.g. 'cuda:0', 'cpu'), got {device!r}") from exc
+
+
 def check_decode_size(height: int, width: int, frames: int, scale: int) -> None:
     """ValueError unless a VAE of ``scale`` pixels per latent cell decodes to ``frames`` x ``height`` x ``width``."""
     if height < 1 or width < 1 or height % scale or width % scale:
