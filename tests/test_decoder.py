@@ -118,15 +118,20 @@ def test_grad_modes(arch, grad_mode):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("leaf", ["latents", "parameters"])
 def test_decode_autograd_records_runs_stocks_modules_with_stocks_gradients(
-        device, arch, dtype, leaf, walk_calls, caplog, monkeypatch):
+        device, arch, dtype, leaf, walk_calls, caplog, monkeypatch, request):
     """Autograd recording the decode (the latents or the decoder's parameters requiring grad): stock's modules run,
     so the output and every gradient are stock's bit for bit (the ops' own autograd adds a cached frame's gradient
     and its conv input's in another order: fp32 gradients differed by up to ~6e-5); warned once."""
     monkeypatch.setattr(decoder_module, "_log_stock_under_autograd", functools.cache(
         decoder_module._log_stock_under_autograd.__wrapped__))
     monkeypatch.setattr(decoder_module, "LATENT_STAGE_DEVICES", frozenset({device}))  # the batched loop's routing too
-    # cuDNN's default backward plans may add in a run-dependent order: stock against stock would not repeat.
-    monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)
+    # Stock against stock repeats its gradients only with deterministic kernels: cuDNN's default backward plans and
+    # SDPA's memory-efficient backward may add in a run-dependent order on CUDA (warn_only: a cuBLAS call without
+    # CUBLAS_WORKSPACE_CONFIG warns instead of raising; one stream repeats cuBLAS's order).
+    request.addfinalizer(functools.partial(
+        torch.use_deterministic_algorithms, torch.are_deterministic_algorithms_enabled(),
+        warn_only=torch.is_deterministic_algorithms_warn_only_enabled()))
+    torch.use_deterministic_algorithms(True, warn_only=True)
     stock, omni = pair(arch, dtype, device)
     z = latents(arch, dtype, device, frames=3, batch=2)
     results = []
